@@ -1,0 +1,9 @@
+//! The one integration binary: drives the public Lua contract (DESIGN.md) through an
+//! embedded Lua 5.4 with `rpiv_todo::preload`.
+
+mod support;
+
+mod core;
+mod i18n;
+mod layer;
+mod overlay;
