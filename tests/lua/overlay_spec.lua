@@ -1,0 +1,582 @@
+-- tests/lua/overlay_spec.lua: the overlay (lua/rpiv_todo/overlay.lua) through the public
+-- Lua contract, under a real interpreter and the built core.so:
+--   luajit tests/lua/overlay_spec.lua    (also lua5.1, lua5.4; from any directory)
+-- Covers every recorded case of conformance/overlay-cases.jsonl, the live lifecycle,
+-- options, layout overrides, themes and display-width truncation. Exits 1 on failure.
+
+local root = (arg and arg[0] or ""):gsub("tests/lua/overlay_spec%.lua$", "")
+package.path = root .. "lua/?.lua;" .. root .. "lua/?/init.lua;" .. root .. "tests/lua/?.lua;" .. package.path
+package.cpath = root .. "lua/?.so;" .. package.cpath
+
+local core = require("rpiv_todo.core")
+local overlay = require("rpiv_todo.overlay")
+
+local json_ok, cjson = pcall(require, "cjson")
+local decode = json_ok and cjson.decode or require("json").decode
+
+-- ---------------------------------------------------------------------------
+-- A tiny test runner
+-- ---------------------------------------------------------------------------
+
+local passed, failed = 0, 0
+local current
+
+local function show(v)
+  if type(v) == "string" then
+    return string.format("%q", v)
+  elseif type(v) == "table" then
+    local parts = {}
+    for i = 1, #v do
+      parts[i] = show(v[i])
+    end
+    return "{ " .. table.concat(parts, ", ") .. " }"
+  end
+  return tostring(v)
+end
+
+local function deep_eq(a, b)
+  if type(a) ~= type(b) then
+    return false
+  end
+  if type(a) ~= "table" then
+    return a == b
+  end
+  for k, v in pairs(a) do
+    if not deep_eq(v, b[k]) then
+      return false
+    end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then
+      return false
+    end
+  end
+  return true
+end
+
+local function eq(got, want, what)
+  if not deep_eq(got, want) then
+    error(string.format("%s\n   got: %s\n  want: %s", what or "values differ", show(got), show(want)), 2)
+  end
+end
+
+local function ok(cond, what)
+  if not cond then
+    error(what or "expected true", 2)
+  end
+end
+
+local function test(name, fn)
+  current = name
+  local success, err = pcall(fn)
+  if success then
+    passed = passed + 1
+  else
+    failed = failed + 1
+    io.write("FAIL ", name, "\n  ", tostring(err), "\n")
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Helpers
+-- ---------------------------------------------------------------------------
+
+local function read_lines(path)
+  local f = assert(io.open(path, "rb"))
+  local out = {}
+  for line in f:lines() do
+    if line ~= "" then
+      out[#out + 1] = line
+    end
+  end
+  f:close()
+  return out
+end
+
+local function strip_sgr(s)
+  return (s:gsub("\27%[[%d;]*m", ""))
+end
+
+local function spans_text(line)
+  local parts = {}
+  for i = 1, #line do
+    parts[i] = line[i][1]
+  end
+  return table.concat(parts)
+end
+
+local function task(id, status, subject, extra)
+  local t = { id = id, status = status, subject = subject or ("task " .. id) }
+  for k, v in pairs(extra or {}) do
+    t[k] = v
+  end
+  return t
+end
+
+local function ids_of(list)
+  local out = {}
+  for i = 1, #list do
+    out[i] = math.floor(list[i].id)
+  end
+  return out
+end
+
+-- ---------------------------------------------------------------------------
+-- Recorded cases
+-- ---------------------------------------------------------------------------
+
+local cases_path = root .. "../shared/conformance/overlay-cases.jsonl"
+local cases = {}
+for i, line in ipairs(read_lines(cases_path)) do
+  cases[i] = decode(line)
+end
+
+local function case_opts(c, extra)
+  local o = { width = 1000, max_widget_lines = c.maxWidgetLines, collapsed = c.collapsed, collapse_key = c.collapseKey }
+  for k, v in pairs(extra or {}) do
+    o[k] = v
+  end
+  return o
+end
+
+test("every recorded overlay case renders byte for byte", function()
+  ok(#cases == 160, "160 recorded cases, got " .. #cases)
+  for i, c in ipairs(cases) do
+    local lines = overlay.render({ tasks = c.tasks, nextId = c.nextId }, case_opts(c))
+    eq(lines, c.lines, "case " .. i)
+  end
+end)
+
+test("every recorded case selects the same rows through core.overlay_layout", function()
+  local n = 0
+  for i, c in ipairs(cases) do
+    if not c.collapsed then
+      local l = core.overlay_layout({ tasks = c.tasks, nextId = c.nextId }, c.budget)
+      eq(ids_of(l.visible), c.layout.visible, "case " .. i .. " visible")
+      eq(l.hiddenCompleted, c.layout.hiddenCompleted, "case " .. i .. " hiddenCompleted")
+      eq(l.truncatedTail, c.layout.truncatedTail, "case " .. i .. " truncatedTail")
+      n = n + 1
+    end
+  end
+  eq(n, 150, "non-collapsed cases")
+end)
+
+test("the ANSI theme strips back to the recorded plain lines", function()
+  for i, c in ipairs(cases) do
+    local lines = overlay.render({ tasks = c.tasks, nextId = c.nextId }, case_opts(c, { theme = overlay.themes.ansi }))
+    eq(#lines, #c.lines, "case " .. i .. " line count")
+    for j, line in ipairs(lines) do
+      ok(not line:find("\27%[38;2") and not line:find("\27%[48;2"), "no truecolor in case " .. i)
+      eq(strip_sgr(line), c.lines[j], "case " .. i .. " line " .. j)
+    end
+  end
+end)
+
+test("the ANSI theme colors something (it is not the plain theme)", function()
+  local lines = overlay.render({ tasks = { task(1, "in_progress", "Build") }, nextId = 2 }, { theme = "ansi" })
+  ok(lines[1]:find("\27[", 1, true), "heading carries SGR")
+  ok(lines[2]:find("\27[", 1, true), "row carries SGR")
+end)
+
+test("the segments theme concatenates to the recorded plain lines", function()
+  local groups = {}
+  for _, g in pairs(overlay.groups) do
+    groups[g] = true
+  end
+  for i, c in ipairs(cases) do
+    local lines = overlay.render({ tasks = c.tasks, nextId = c.nextId }, case_opts(c, { theme = overlay.themes.segments }))
+    eq(#lines, #c.lines, "case " .. i .. " line count")
+    for j, line in ipairs(lines) do
+      ok(type(line) == "table", "segments line is a table")
+      for _, seg in ipairs(line) do
+        ok(type(seg[1]) == "string", "segment text is a string")
+        ok(seg[2] == nil or groups[seg[2]], "known group: " .. tostring(seg[2]))
+      end
+      eq(spans_text(line), c.lines[j], "case " .. i .. " line " .. j)
+    end
+  end
+end)
+
+test("segments name their highlight groups RpivTodo<Color>", function()
+  eq(overlay.groups, {
+    accent = "RpivTodoAccent",
+    dim = "RpivTodoDim",
+    muted = "RpivTodoMuted",
+    text = "RpivTodoText",
+    warning = "RpivTodoWarning",
+    success = "RpivTodoSuccess",
+    error = "RpivTodoError",
+    toolTitle = "RpivTodoToolTitle",
+  })
+  local lines = overlay.render({ tasks = { task(1, "completed", "Done") }, nextId = 2 }, { theme = "segments" })
+  -- "✓ Done": glyph in success, subject struck through.
+  local row = lines[2]
+  local seen_success, seen_strike = false, false
+  for _, seg in ipairs(row) do
+    if seg[1] == "✓" and seg[2] == "RpivTodoSuccess" then
+      seen_success = true
+    end
+    if seg[1] == "Done" and seg.strikethrough then
+      seen_strike = true
+    end
+  end
+  ok(seen_success, "completed glyph in RpivTodoSuccess")
+  ok(seen_strike, "completed subject struck through")
+end)
+
+-- ---------------------------------------------------------------------------
+-- Options (lenient per render)
+-- ---------------------------------------------------------------------------
+
+local function pending_list(n)
+  local tasks = {}
+  for i = 1, n do
+    tasks[i] = task(i, "pending")
+  end
+  return { tasks = tasks, nextId = n + 1 }
+end
+
+test("max_widget_lines that is not a number or below 3 means 12", function()
+  local state = pending_list(20)
+  for _, bad in ipairs({ "5", 2, 0, -1, true, 0 / 0 }) do
+    local lines = overlay.render(state, { max_widget_lines = bad })
+    -- heading + 10 rows + summary + spacer
+    eq(#lines, 13, "max_widget_lines = " .. tostring(bad))
+    eq(lines[12], "└─ +10 more (10 pending)", "summary for " .. tostring(bad))
+  end
+  local lines = overlay.render(state, { max_widget_lines = 3 })
+  eq(lines, { "● Todos (0/20)", "├─ ○ task 1", "└─ +19 more (19 pending)", "" })
+end)
+
+test("an invalid collapse key means ctrl+shift+t and off shows a static label", function()
+  local state = pending_list(1)
+  local function hint(key)
+    return overlay.render(state, { collapsed = true, collapse_key = key })[2]
+  end
+  eq(hint(nil), "└─ ctrl+shift+t to expand")
+  eq(hint("ctrl+"), "└─ ctrl+shift+t to expand")
+  eq(hint("hyper+k"), "└─ ctrl+shift+t to expand")
+  eq(hint(42), "└─ ctrl+shift+t to expand")
+  eq(hint("  Alt+O "), "└─ alt+o to expand")
+  eq(hint("OFF"), "└─ collapsed")
+end)
+
+test("collapse keys follow the grammar", function()
+  local cases_ = {
+    { "ctrl+shift+t", "ctrl+shift+t" },
+    { " Ctrl+Shift+T ", "ctrl+shift+t" },
+    { "alt+o", "alt+o" },
+    { "super+f12", "super+f12" },
+    { "f1", "f1" },
+    { "x", "x" },
+    { "ctrl+]", "ctrl+]" },
+    { "ctrl+pagedown", "ctrl+pagedown" },
+    { "shift+alt+ctrl+super+escape", "shift+alt+ctrl+super+escape" },
+    { "off", "off" },
+    { " Off ", "off" },
+    { "", nil },
+    { "   ", nil },
+    { "ctrl+ctrl+t", nil },
+    { "ctr+t", nil },
+    { "ctrl++", nil },
+    { "+t", nil },
+    { "ctrl+t+", nil },
+    { "ctrl+f13", nil },
+    { "ctrl+tt", nil },
+    { "ctrl+ ", nil },
+    { "t+ctrl", nil },
+    { "ctrl+é", nil },
+    { 5, nil },
+    { false, nil },
+  }
+  for _, c in ipairs(cases_) do
+    eq(overlay.normalize_collapse_key(c[1]), c[2], "key " .. show(c[1]))
+  end
+end)
+
+test("width cuts lines with an ellipsis", function()
+  local state = { tasks = { task(1, "pending", "abcdefghij") }, nextId = 2 }
+  eq(overlay.render(state, { width = 10 }), { "● Todos (…", "└─ ○ abcd…", "" })
+end)
+
+-- ---------------------------------------------------------------------------
+-- Layout overrides
+-- ---------------------------------------------------------------------------
+
+local one_of_each = {
+  tasks = {
+    task(1, "completed", "Write spec"),
+    task(2, "in_progress", "Build", { activeForm = "Building" }),
+    task(3, "pending", "Ship", { blockedBy = { 2 } }),
+    task(4, "deleted", "Gone"),
+  },
+  nextId = 5,
+}
+
+test("the default layout writes the documented lines", function()
+  eq(overlay.render(one_of_each), {
+    "● Todos (1/3)",
+    "├─ ✓ #1 Write spec",
+    "├─ ◐ #2 Build (Building)",
+    "└─ ○ #3 Ship ⛓ #2",
+    "",
+  })
+end)
+
+test("a row override replaces rows only and can call the default", function()
+  local lines = overlay.render(one_of_each, {
+    layout = {
+      row = function(ctx, row)
+        return "[" .. row.status .. "] " .. overlay.default_layout.row(ctx, row)
+      end,
+    },
+  })
+  eq(lines, {
+    "● Todos (1/3)",
+    "├─ [completed] ✓ #1 Write spec",
+    "├─ [in_progress] ◐ #2 Build (Building)",
+    "└─ [pending] ○ #3 Ship ⛓ #2",
+    "",
+  })
+end)
+
+test("glyphs merge key by key and the spacer can be dropped", function()
+  local lines = overlay.render(one_of_each, {
+    layout = {
+      glyphs = { completed = "x" },
+      spacer = function()
+        return nil
+      end,
+    },
+  })
+  eq(lines, { "● Todos (1/3)", "├─ x #1 Write spec", "├─ ◐ #2 Build (Building)", "└─ ○ #3 Ship ⛓ #2" })
+end)
+
+test("a layout override may be a function of the defaults", function()
+  local lines = overlay.render(one_of_each, {
+    collapsed = true,
+    layout = function(default)
+      return {
+        collapsed_hint = function(ctx)
+          return "(" .. default.collapsed_hint(ctx) .. ")"
+        end,
+      }
+    end,
+  })
+  eq(lines, { "● Todos (1/3)", "└─ (ctrl+shift+t to expand)", "" })
+end)
+
+test("row text reaches overrides sanitized, the raw task alongside", function()
+  local state = { tasks = { task(1, "in_progress", "a\27[31mb", { activeForm = "c\nd" }) }, nextId = 2 }
+  local seen
+  overlay.render(state, {
+    layout = {
+      row = function(_, row)
+        seen = row
+        return "x"
+      end,
+    },
+  })
+  eq(seen.subject, "ab")
+  eq(seen.activeForm, "c d")
+  eq(seen.task.subject, "a\27[31mb")
+end)
+
+test("summary override receives the hidden counts", function()
+  local got
+  overlay.render(pending_list(5), {
+    max_widget_lines = 3,
+    layout = {
+      summary = function(_, hidden)
+        got = hidden
+        return "more"
+      end,
+    },
+  })
+  eq(got, { count = 4, completed = 0, pending = 4 })
+end)
+
+test("check_layout accepts overrides and names what is wrong", function()
+  eq(overlay.check_layout({ row = function() end }), true)
+  eq(overlay.check_layout(function() end), true)
+  eq(select(2, overlay.check_layout({ row = "x" })), "row: expected a function")
+  ok(select(2, overlay.check_layout({ rows = function() end })):find("rows: unknown layout key", 1, true))
+  eq(select(2, overlay.check_layout({ glyphs = { pending = 1 } })), "glyphs: expected strings for pending, in_progress, completed")
+  eq(select(2, overlay.check_layout(3)), "expected a table of layout functions or a function")
+end)
+
+-- ---------------------------------------------------------------------------
+-- The live overlay
+-- ---------------------------------------------------------------------------
+
+local function find_line(lines, text)
+  for _, l in ipairs(lines) do
+    if l:find(text, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+test("a completed task stays for the turn it was seen in, then hides", function()
+  local ov = overlay.new()
+  local state = { tasks = { task(1, "pending", "Plan"), task(2, "pending", "Code") }, nextId = 3 }
+  eq(ov:render(state, 80), { "● Todos (0/2)", "├─ ○ Plan", "└─ ○ Code", "" })
+  ov:turn_started()
+  state.tasks[1] = task(1, "completed", "Plan")
+  eq(ov:render(state, 80), { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" })
+  eq(ov:render(state, 80), { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }, "still there within the turn")
+  ov:turn_started()
+  -- Hidden tasks leave the counts too: the panel shows what is left.
+  eq(ov:render(state, 80), { "● Todos (0/1)", "└─ ○ Code", "" })
+end)
+
+test("a completed task never shown survives the turn change", function()
+  local ov = overlay.new()
+  local state = { tasks = { task(1, "completed", "Plan"), task(2, "pending", "Code") }, nextId = 3 }
+  ov:toggle_collapse()
+  eq(ov:render(state, 80), { "● Todos (1/2)", "└─ ctrl+shift+t to expand", "" })
+  ov:turn_started()
+  ov:toggle_collapse()
+  eq(ov:render(state, 80), { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" })
+end)
+
+test("when every task has hidden the panel is empty", function()
+  local ov = overlay.new()
+  local state = { tasks = { task(1, "completed", "Plan") }, nextId = 2 }
+  eq(ov:render(state, 80), { "○ Todos (1/1)", "└─ ✓ Plan", "" })
+  ov:turn_started()
+  eq(ov:render(state, 80), {})
+end)
+
+test("reset (replay) shows hidden completed tasks again", function()
+  local ov = overlay.new()
+  local state = { tasks = { task(1, "completed", "Plan"), task(2, "pending", "Code") }, nextId = 3 }
+  ov:render(state, 80)
+  ov:turn_started()
+  eq(ov:render(state, 80), { "● Todos (0/1)", "└─ ○ Code", "" })
+  ov:reset()
+  eq(ov:render(state, 80), { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" })
+end)
+
+test("a shrinking nextId (clear) resets what was hidden", function()
+  local ov = overlay.new()
+  ov:render({ tasks = { task(1, "completed", "Old"), task(2, "pending", "Old 2") }, nextId = 3 }, 80)
+  ov:turn_started()
+  -- After clear the list restarts at #1; the new #1 is a different task.
+  local fresh = { tasks = { task(1, "completed", "New") }, nextId = 2 }
+  eq(ov:render(fresh, 80), { "○ Todos (1/1)", "└─ ✓ New", "" })
+end)
+
+test("an id that stops being completed is forgotten", function()
+  local ov = overlay.new()
+  ov:render({ tasks = { task(1, "completed", "A"), task(2, "pending", "B") }, nextId = 3 }, 80)
+  ov:turn_started()
+  -- Deleted and gone from the list: the id must not stay hidden forever.
+  ov:render({ tasks = { task(1, "deleted", "A"), task(2, "pending", "B") }, nextId = 3 }, 80)
+  eq(ov.hidden[1], nil)
+end)
+
+test("collapse toggles with a custom key in the hint, and off shows collapsed", function()
+  local state = pending_list(2)
+  local ov = overlay.new({ collapse_key = "Alt+O" })
+  eq(ov:toggle_collapse(), true)
+  eq(ov:render(state, 80), { "● Todos (0/2)", "└─ alt+o to expand", "" })
+  eq(ov:toggle_collapse(), false)
+  eq(ov:render(state, 80), { "● Todos (0/2)", "├─ ○ task 1", "└─ ○ task 2", "" })
+  local off = overlay.new({ collapse_key = "off" })
+  off:toggle_collapse()
+  eq(off:render(state, 80), { "● Todos (0/2)", "└─ collapsed", "" })
+end)
+
+test("collapsed with nothing to show renders nothing", function()
+  local ov = overlay.new()
+  ov:toggle_collapse()
+  eq(ov:render({ tasks = { task(1, "deleted") }, nextId = 2 }, 80), {})
+  eq(ov:render(nil, 80), {})
+end)
+
+test("expanded shows every task with no summary", function()
+  local state = pending_list(20)
+  state.tasks[5] = task(5, "completed")
+  state.tasks[6] = task(6, "deleted", "tombstone")
+  local ov = overlay.new({ max_widget_lines = 5 })
+  local lines = ov:render(state, 80)
+  eq(#lines, 6)
+  eq(lines[5], "└─ +16 more (1 completed, 15 pending)")
+  ov:set_expanded(true)
+  lines = ov:render(state, 80)
+  eq(#lines, 1 + 19 + 1)
+  eq(lines[1], "● Todos (1/19)")
+  eq(lines[2], "├─ ○ task 1")
+  eq(lines[6], "├─ ✓ task 5")
+  eq(lines[20], "└─ ○ task 20")
+  ok(not find_line(lines, "more"), "no summary row")
+  ok(not find_line(lines, "tombstone"), "no tombstone")
+  ov:set_expanded(false)
+  eq(#ov:render(state, 80), 6)
+end)
+
+test("deleted tasks are never shown, in any mode", function()
+  local state = { tasks = { task(1, "deleted", "ghost"), task(2, "pending", "real"), task(3, "deleted", "ghost") }, nextId = 4 }
+  for _, o in ipairs({ {}, { expanded = true }, { max_widget_lines = 3 } }) do
+    local lines = overlay.render(state, o)
+    eq(lines, { "● Todos (0/1)", "└─ ○ real", "" })
+  end
+end)
+
+-- ---------------------------------------------------------------------------
+-- Display width
+-- ---------------------------------------------------------------------------
+
+local wide_state = {
+  tasks = {
+    task(1, "in_progress", "汉字の表示テスト 한국어 完成", { activeForm = "写作中 ✍️" }),
+    task(2, "pending", "emoji 👨‍👩‍👧 family 🚀🚀 rocket", { blockedBy = { 1 } }),
+    task(3, "completed", "combining e\204\129e\204\129e\204\129 marks a\204\136o\204\136"),
+    task(4, "pending", "ansi \27[31mred\27[0m and \27]8;;http://x\27\\link\27]8;;\27\\ text"),
+    task(5, "pending", "flags 🇺🇸🇯🇵 and zwj 🏳️‍🌈 done"),
+    task(6, "pending", string.rep("long ", 40)),
+  },
+  nextId = 7,
+}
+
+test("no line is wider than the width, cut lines end with the ellipsis", function()
+  local full = overlay.render(wide_state, { max_widget_lines = 20 })
+  for w = 1, 120 do
+    local plain = overlay.render(wide_state, { width = w, max_widget_lines = 20 })
+    local ansi = overlay.render(wide_state, { width = w, max_widget_lines = 20, theme = "ansi" })
+    local segs = overlay.render(wide_state, { width = w, max_widget_lines = 20, theme = "segments" })
+    eq(#plain, #full, "line count at width " .. w)
+    for i, line in ipairs(plain) do
+      local where = " (width " .. w .. ", line " .. i .. ")"
+      ok(core.width(line) <= w, "plain line too wide" .. where .. ": " .. show(line))
+      if core.width(full[i]) > w then
+        ok(line:sub(-#"…") == "…", "cut line ends with the ellipsis" .. where)
+        local kept = line:sub(1, #line - #"…")
+        eq(full[i]:sub(1, #kept), kept, "cut line is a prefix of the full line" .. where)
+      else
+        eq(line, full[i], "line that fits is untouched" .. where)
+      end
+      ok(core.width(ansi[i]) <= w, "ansi line too wide" .. where)
+      eq(strip_sgr(ansi[i]), line, "ansi strips to plain" .. where)
+      eq(spans_text(segs[i]), line, "segments join to plain" .. where)
+    end
+  end
+end)
+
+test("model text cannot inject escapes into any theme", function()
+  for _, theme in ipairs({ "plain", "segments" }) do
+    local lines = overlay.render(wide_state, { theme = theme, max_widget_lines = 20 })
+    for _, line in ipairs(lines) do
+      local s = type(line) == "table" and spans_text(line) or line
+      ok(not s:find("\27", 1, true), "no ESC in " .. theme .. " line " .. show(s))
+    end
+  end
+  eq(overlay.render(wide_state, { max_widget_lines = 20 })[5], "├─ ○ #4 ansi red and link text")
+end)
+
+io.write(string.format("overlay_spec (%s): %d passed, %d failed\n", _VERSION .. (jit and " / " .. jit.version or ""), passed, failed))
+if failed > 0 then
+  os.exit(1)
+end
