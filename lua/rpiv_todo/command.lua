@@ -1,0 +1,134 @@
+-- rpiv_todo.command: the `/todos` slash command, the list grouped by status for a person.
+--
+-- Header `D/T completed · N in progress · N pending` (each part only when non-zero), then
+-- `── Pending ──`, `── In Progress ──`, `── Completed ──` sections (only non-empty) with
+-- rows `  <glyph> #<id> <subject>[ (<activeForm>)][    ⛓ #1,#2]`. Tombstones are never
+-- listed. The words come from i18n (UI chrome); task text is sanitized model text.
+
+local M = {}
+local H = {}
+
+-- Row glyph per status; sections in the order they are printed.
+M.glyphs = { pending = "○", in_progress = "◐", completed = "✓" }
+M.sections = {
+  { status = "pending", id = "todos-section-pending" },
+  { status = "in_progress", id = "todos-section-in-progress" },
+  { status = "completed", id = "todos-section-completed" },
+}
+
+---@param id string
+---@param args? table
+---@return string
+function H.t(id, args)
+  return require("rpiv_todo.i18n").t(id, args)
+end
+
+---@param text string
+---@return string
+function H.sanitize(text)
+  return require("rpiv_todo.core").sanitize(text)
+end
+
+---Accept a state table, a session (anything with :state()), or nil for the foreground session.
+---@param source rpiv_todo.State|rpiv_todo.Session|nil
+---@return rpiv_todo.State
+function H.state_of(source)
+  if source == nil then
+    return require("rpiv_todo.session").foreground():state()
+  end
+  if type(source) == "table" and type(source.state) == "function" then
+    return source:state()
+  end
+  if type(source) ~= "table" then
+    error("(rpiv_todo) todos: expected a state { tasks, nextId } or a session, got " .. type(source), 0)
+  end
+  return source
+end
+
+---A task's row: `  ○ #4 Subject (activeForm)    ⛓ #1,#2`.
+---@param task rpiv_todo.Task
+---@return string
+function M.row(task)
+  local parts = { "  ", M.glyphs[task.status] or "?", " #", tostring(task.id), " ", H.sanitize(task.subject or "") }
+  -- activeForm shows only while the task runs; an empty one is left out (the reference
+  -- tests the raw value, so a form that sanitizes to nothing still prints "()").
+  local active = task.activeForm
+  if task.status == "in_progress" and type(active) == "string" and active ~= "" then
+    parts[#parts + 1] = " (" .. H.sanitize(active) .. ")"
+  end
+  local blocked = task.blockedBy
+  if type(blocked) == "table" and #blocked > 0 then
+    local ids = {}
+    for i = 1, #blocked do
+      ids[i] = "#" .. tostring(blocked[i])
+    end
+    parts[#parts + 1] = "    ⛓ " .. table.concat(ids, ",")
+  end
+  return table.concat(parts)
+end
+
+---The header counts, each part only when non-zero, joined by ` · `.
+---@param counts { pending: integer, in_progress: integer, completed: integer, total: integer }
+---@return string
+function M.header(counts)
+  local parts = {}
+  if counts.completed > 0 then
+    parts[#parts + 1] = H.t("todos-completed", { done = counts.completed, total = counts.total })
+  end
+  if counts.in_progress > 0 then
+    parts[#parts + 1] = H.t("todos-in-progress", { count = counts.in_progress })
+  end
+  if counts.pending > 0 then
+    parts[#parts + 1] = H.t("todos-pending", { count = counts.pending })
+  end
+  return table.concat(parts, " · ")
+end
+
+---Live tasks grouped by status, and their counts.
+---@param state rpiv_todo.State
+---@return table<string, rpiv_todo.Task[]> groups, table counts
+function M.group(state)
+  local groups = { pending = {}, in_progress = {}, completed = {} }
+  local counts = { pending = 0, in_progress = 0, completed = 0, total = 0 }
+  local tasks = state.tasks or {}
+  for i = 1, #tasks do
+    local task = tasks[i]
+    local group = groups[task.status]
+    if group then
+      group[#group + 1] = task
+      counts[task.status] = counts[task.status] + 1
+      counts.total = counts.total + 1
+    end
+  end
+  return groups, counts
+end
+
+---`/todos`: the text to show and its level ("info" or "error").
+---@param source rpiv_todo.State|rpiv_todo.Session|nil state, session, or nil for the foreground session
+---@param opts? { interactive?: boolean } interactive defaults to true
+---@return string text, "info"|"error" level
+function M.todos(source, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error("(rpiv_todo) todos: opts must be a table { interactive = boolean }", 0)
+  end
+  if opts ~= nil and opts.interactive == false then
+    return H.t("todos-noninteractive"), "error"
+  end
+  local groups, counts = M.group(H.state_of(source))
+  if counts.total == 0 then
+    return H.t("todos-empty"), "info"
+  end
+  local lines = { M.header(counts) }
+  for _, section in ipairs(M.sections) do
+    local tasks = groups[section.status]
+    if #tasks > 0 then
+      lines[#lines + 1] = "── " .. H.t(section.id) .. " ──"
+      for i = 1, #tasks do
+        lines[#lines + 1] = M.row(tasks[i])
+      end
+    end
+  end
+  return table.concat(lines, "\n"), "info"
+end
+
+return M

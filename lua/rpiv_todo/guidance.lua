@@ -1,0 +1,137 @@
+-- rpiv_todo.guidance: the prompt text the model reads about the todo tool.
+--
+-- Holds the default prompt snippet (one line for the host's tool list) and the eight
+-- default guidelines (bullets for the system prompt), and validates a host's override.
+-- Everything here is read by the model, so it stays English and never goes through i18n.
+
+local M = {}
+local H = {}
+
+-- The defaults double as documentation of what the guidance must teach: when to open a
+-- list, one task in_progress, completing immediately and never in batches, never with
+-- failing tests, the state machine, the literal update call shape, dependencies,
+-- includeDeleted, and subject vs description vs activeForm.
+---@type rpiv_todo.Guidance
+M.defaults = {
+  prompt_snippet = "todo: plan multi-step work as a task list you update as you go"
+    .. " (statuses, dependencies); it survives compaction and reloads",
+  prompt_guidelines = {
+    "Open a todo list when the work needs three or more distinct steps, or when the user"
+      .. " hands you several things at once. For a single quick edit or a plain question, skip"
+      .. " the list and just do the work.",
+    "Keep exactly one task in_progress at a time, and mark it in_progress before you start"
+      .. " working on it, not after.",
+    "Mark a task completed the moment it is done, one update per task. Never save completions"
+      .. " up and report them in a batch at the end.",
+    "Never mark a task completed while its tests fail, the build is broken or the work is only"
+      .. " partly done. Leave it in_progress and create a new task for whatever blocks it.",
+    "Statuses move pending → in_progress → completed; pending and in_progress may switch back"
+      .. " and forth; a completed task can only become deleted, and deleted is final. Sending the"
+      .. " status a task already has is a harmless no-op.",
+    'To change a status send just the id and the new status, for example'
+      .. ' {"action":"update","id":3,"status":"completed"}. Ids are the numbers the tool'
+      .. " returned, never positions in a list.",
+    "Sequence work with dependencies: blockedBy on create lists the ids a task waits for; on"
+      .. " update, addBlockedBy and removeBlockedBy take only the ids that change (they merge, so"
+      .. " never resend the whole array). A dependency that would close a cycle is rejected.",
+    "Write subject as a short imperative title (\"Write the parser\"), put detail and acceptance"
+      .. " criteria in description, and give activeForm the present-continuous label shown while"
+      .. ' the task runs ("Writing the parser"). list hides deleted tasks; pass includeDeleted:'
+      .. " true to see them.",
+  },
+}
+
+---Raise `(rpiv_todo) <key>: <expected>` without a position prefix: the key names the place.
+---@param key string
+---@param expected string
+function H.fail(key, expected)
+  error("(rpiv_todo) " .. key .. ": " .. expected, 0)
+end
+
+---@param value any
+---@return boolean
+function H.is_nonempty_string(value)
+  return type(value) == "string" and value:find("%S") ~= nil
+end
+
+---A copy of the defaults, so an override function may change what it receives freely.
+---@return rpiv_todo.Guidance
+function M.copy_defaults()
+  local guidelines = {}
+  for i, line in ipairs(M.defaults.prompt_guidelines) do
+    guidelines[i] = line
+  end
+  return { prompt_snippet = M.defaults.prompt_snippet, prompt_guidelines = guidelines }
+end
+
+---Validate a guidance table, filling absent fields from `base`.
+---@param value table
+---@param base rpiv_todo.Guidance
+---@param key string the key to name in errors
+---@return rpiv_todo.Guidance
+function H.check_table(value, base, key)
+  for k in pairs(value) do
+    if k ~= "prompt_snippet" and k ~= "prompt_guidelines" then
+      H.fail(key, "unknown field " .. tostring(k) .. " (expected prompt_snippet, prompt_guidelines)")
+    end
+  end
+  local out = { prompt_snippet = base.prompt_snippet, prompt_guidelines = base.prompt_guidelines }
+  local snippet = value.prompt_snippet
+  if snippet ~= nil then
+    if not H.is_nonempty_string(snippet) then
+      H.fail(key .. ".prompt_snippet", "expected a non-empty string")
+    end
+    out.prompt_snippet = snippet
+  end
+  local guidelines = value.prompt_guidelines
+  if guidelines ~= nil then
+    if type(guidelines) ~= "table" then
+      H.fail(key .. ".prompt_guidelines", "expected a non-empty list of non-empty strings")
+    end
+    local n = #guidelines
+    local count = 0
+    for _ in pairs(guidelines) do
+      count = count + 1
+    end
+    if n == 0 or count ~= n then
+      H.fail(key .. ".prompt_guidelines", "expected a non-empty list of non-empty strings")
+    end
+    -- The list replaces the defaults whole: a host that wants to keep some of them
+    -- copies them from M.defaults (or the function form's argument).
+    local copy = {}
+    for i = 1, n do
+      if not H.is_nonempty_string(guidelines[i]) then
+        H.fail(key .. ".prompt_guidelines", "item " .. i .. " must be a non-empty string")
+      end
+      copy[i] = guidelines[i]
+    end
+    out.prompt_guidelines = copy
+  end
+  return out
+end
+
+---Resolve a `guidance` option into the guidance the tool will use.
+---Table form: fields replace the defaults (absent fields keep them). Function form: called
+---with a copy of the defaults; must return a table in the table form.
+---@param value rpiv_todo.GuidanceOption|nil
+---@param key? string the key to name in errors (default "guidance")
+---@return rpiv_todo.Guidance
+function M.resolve(value, key)
+  key = key or "guidance"
+  if value == nil then
+    return M.copy_defaults()
+  end
+  if type(value) == "function" then
+    local produced = value(M.copy_defaults())
+    if type(produced) ~= "table" then
+      H.fail(key, "the function must return a table { prompt_snippet = string, prompt_guidelines = { string... } }")
+    end
+    return H.check_table(produced, M.defaults, key)
+  end
+  if type(value) ~= "table" then
+    H.fail(key, "expected a table { prompt_snippet = string, prompt_guidelines = { string... } } or a function(defaults)")
+  end
+  return H.check_table(value, M.defaults, key)
+end
+
+return M

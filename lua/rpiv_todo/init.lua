@@ -1,0 +1,293 @@
+-- rpiv_todo: the `todo` tool of an LLM agent, for hosts that script through Lua.
+--
+--   local todo = require("rpiv_todo")
+--   todo.setup({ guidance = function(d) d.prompt_guidelines[1] = "..." return d end })
+--   host.register_tool(todo.tool())                 -- name, schema, prompt text, execute
+--   local text, level = todo.command.todos(todo.session("default"), { interactive = true })
+--
+-- This file loads the native core (`rpiv_todo.core`) once, checks its version, holds the
+-- configuration every other module reads (`M.config`), and re-exports the public API.
+
+local M = {}
+local H = {}
+
+-- The Lua scripts' version; the native core must report the same one.
+M.version = "0.1.0"
+
+-- One guarded load of the native module: say how to build it when missing, and refuse a
+-- stale build whose reducer may disagree with these scripts.
+H.ok, H.core = pcall(require, "rpiv_todo.core")
+if not H.ok then
+  error(
+    "(rpiv_todo) core: the native module rpiv_todo.core could not be loaded. Build it with\n"
+      .. "  cargo build --release --lib --no-default-features --features module,luajit\n"
+      .. "(or lua51 / lua54 to match your interpreter) and copy target/release/librpiv_todo.so\n"
+      .. "to lua/rpiv_todo/core.so; Rust hosts call rpiv_todo::preload(&lua). Cause: "
+      .. tostring(H.core),
+    0
+  )
+end
+if H.core.version ~= M.version then
+  error(
+    "(rpiv_todo) core: native module version "
+      .. tostring(H.core.version)
+      .. " does not match the Lua scripts' "
+      .. M.version
+      .. "; rebuild lua/rpiv_todo/core.so",
+    0
+  )
+end
+
+local guidance = require("rpiv_todo.guidance")
+local session = require("rpiv_todo.session")
+local tool = require("rpiv_todo.tool")
+
+M.core = H.core
+M.guidance = guidance
+M.command = require("rpiv_todo.command")
+M.sessions = session
+
+-- Defaults, also the documentation of every setup() key. Exported so an override can
+-- start from them; `setup()` never changes this table.
+---@type rpiv_todo.Config
+M.defaults = {
+  -- Prompt text: { prompt_snippet = string, prompt_guidelines = { string... } } (fields
+  -- replace the defaults, the list whole) or function(defaults) -> that table.
+  guidance = guidance.defaults,
+  -- Lines the overlay may use, heading included; at least 3.
+  max_widget_lines = 12,
+  -- Key that collapses/expands the overlay (modifiers ctrl/shift/alt/super + one key), or "off".
+  collapse_key = "ctrl+shift+t",
+  -- Overlay look: layout functions heading/row/summary/collapsed_hint/spacer, glyphs, theme.
+  overlay = {},
+}
+
+-- The live configuration. overlay.lua and others read it at render time
+-- (`require("rpiv_todo").config`), so a later setup() takes effect on the next render.
+---@type rpiv_todo.Config
+M.config = {
+  guidance = guidance.copy_defaults(),
+  max_widget_lines = M.defaults.max_widget_lines,
+  collapse_key = M.defaults.collapse_key,
+  overlay = {},
+}
+
+---@param key string
+---@param expected string
+function H.fail(key, expected)
+  error("(rpiv_todo) " .. key .. ": " .. expected, 0)
+end
+
+-- Collapse key grammar (DESIGN.md), used until the overlay module provides its own.
+H.modifiers = { ctrl = true, shift = true, alt = true, super = true }
+H.named_keys = {}
+for _, k in ipairs({
+  "escape", "esc", "enter", "return", "tab", "space", "backspace", "delete", "insert",
+  "clear", "home", "end", "pageup", "pagedown", "up", "down", "left", "right",
+}) do
+  H.named_keys[k] = true
+end
+for i = 1, 12 do
+  H.named_keys["f" .. i] = true
+end
+
+---@param key string
+---@return string|nil normalized key, nil when outside the grammar
+function H.normalize_collapse_key(key)
+  local ok, overlay = pcall(require, "rpiv_todo.overlay")
+  if ok and type(overlay) == "table" and type(overlay.normalize_collapse_key) == "function" then
+    return overlay.normalize_collapse_key(key)
+  end
+  local s = key:gsub("^%s+", ""):gsub("%s+$", ""):lower()
+  if s == "off" then
+    return s
+  end
+  if s == "" then
+    return nil
+  end
+  local seen = {}
+  local rest = s
+  while true do
+    local mod, tail = rest:match("^(%a+)%+(.+)$")
+    if mod == nil or not H.modifiers[mod] then
+      break
+    end
+    if seen[mod] then
+      return nil
+    end
+    seen[mod] = true
+    rest = tail
+  end
+  -- One printable character (a single ASCII glyph, or one UTF-8 sequence) or a named key.
+  if H.named_keys[rest] or rest:match("^[%!-%~]$") or rest:match("^[\194-\244][\128-\191]+$") then
+    return s
+  end
+  return nil
+end
+
+H.layout_functions = { heading = true, row = true, summary = true, collapsed_hint = true, spacer = true }
+
+---@param value any
+---@return table
+function H.check_overlay(value)
+  if type(value) == "function" then
+    local ok, overlay = pcall(require, "rpiv_todo.overlay")
+    local defaults = ok and type(overlay) == "table" and overlay.default_layout or {}
+    value = value(defaults)
+  end
+  if type(value) ~= "table" then
+    H.fail("overlay", "expected a table of layout overrides (heading, row, summary, collapsed_hint, spacer, glyphs, theme) or a function(default_layout) returning one")
+  end
+  local out = {}
+  for k, v in pairs(value) do
+    if H.layout_functions[k] then
+      if type(v) ~= "function" then
+        H.fail("overlay." .. tostring(k), "expected a function")
+      end
+    elseif k == "glyphs" then
+      if type(v) ~= "table" then
+        H.fail("overlay.glyphs", "expected a table { pending = string, in_progress = string, completed = string }")
+      end
+      for gk, gv in pairs(v) do
+        if type(gv) ~= "string" then
+          H.fail("overlay.glyphs." .. tostring(gk), "expected a string")
+        end
+      end
+    elseif k == "theme" then
+      if type(v) == "string" then
+        local ok, overlay = pcall(require, "rpiv_todo.overlay")
+        local themes = ok and type(overlay) == "table" and overlay.themes or nil
+        if type(themes) ~= "table" or themes[v] == nil then
+          H.fail("overlay.theme", "expected a theme table or the name of a shipped theme (plain, ansi, segments)")
+        end
+      elseif type(v) == "table" then
+        for _, fn in ipairs({ "fg", "bold", "strikethrough" }) do
+          if v[fn] ~= nil and type(v[fn]) ~= "function" then
+            H.fail("overlay.theme." .. fn, "expected a function")
+          end
+        end
+      else
+        H.fail("overlay.theme", "expected a theme table { fg, bold, strikethrough } or a theme name")
+      end
+    else
+      H.fail("overlay." .. tostring(k), "unknown field (expected heading, row, summary, collapsed_hint, spacer, glyphs, theme)")
+    end
+    out[k] = v
+  end
+  return out
+end
+
+H.known_keys = { guidance = true, max_widget_lines = true, collapse_key = true, locale = true, overlay = true }
+
+---Configure the tool. Strict: a wrong type, an invalid value or an unknown key raises
+---`(rpiv_todo) <key>: <what was expected>` and changes nothing. An absent key takes its
+---default (locale: absent keeps the current one, which the locale chain chose).
+---@param opts? rpiv_todo.SetupOptions
+---@return table the module
+function M.setup(opts)
+  if opts == nil then
+    opts = {}
+  end
+  if type(opts) ~= "table" then
+    H.fail("setup", "expected a table of options")
+  end
+  for k in pairs(opts) do
+    if not H.known_keys[k] then
+      H.fail(tostring(k), "unknown option (expected guidance, max_widget_lines, collapse_key, locale, overlay)")
+    end
+  end
+  local config = {
+    guidance = guidance.resolve(opts.guidance, "guidance"),
+    max_widget_lines = M.defaults.max_widget_lines,
+    collapse_key = M.defaults.collapse_key,
+    overlay = {},
+  }
+  local lines = opts.max_widget_lines
+  if lines ~= nil then
+    if type(lines) ~= "number" or lines ~= math.floor(lines) or lines < 3 or lines == math.huge then
+      H.fail("max_widget_lines", "expected an integer >= 3")
+    end
+    config.max_widget_lines = lines
+  end
+  local key = opts.collapse_key
+  if key ~= nil then
+    local normalized = type(key) == "string" and H.normalize_collapse_key(key) or nil
+    if normalized == nil then
+      H.fail("collapse_key", "expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. \"ctrl+shift+t\", or \"off\"")
+    end
+    config.collapse_key = normalized
+  end
+  if opts.overlay ~= nil then
+    config.overlay = H.check_overlay(opts.overlay)
+  end
+  -- The locale goes last: it is the one change outside this table, made only when
+  -- everything else was valid.
+  local locale = opts.locale
+  if locale ~= nil then
+    if type(locale) ~= "string" then
+      H.fail("locale", "expected a locale code string such as \"de\" or \"pt-BR\"")
+    end
+    local ok, err = pcall(require("rpiv_todo.i18n").set_locale, locale)
+    if not ok then
+      local msg = tostring(err)
+      if msg:find("(rpiv_todo) locale:", 1, true) then
+        error(msg, 0)
+      end
+      H.fail("locale", msg)
+    end
+  end
+  -- Update in place: modules holding M.config see the new values.
+  for k, v in pairs(config) do
+    M.config[k] = v
+  end
+  return M
+end
+
+---The tool spec to register with the host's LLM: name, label, description, parameters,
+---prompt_snippet, prompt_guidelines, execute, render_call, render_result.
+---@return rpiv_todo.ToolSpec
+function M.tool()
+  return tool.spec(M.config.guidance)
+end
+
+---The list of session `id` ("default" when omitted), created empty on first use.
+---@param id? string
+---@return rpiv_todo.Session
+function M.session(id)
+  return session.get(id)
+end
+
+---Name the session the UI shows (or, without an argument, read it). Returns that session.
+---@param id? string
+---@return rpiv_todo.Session
+function M.foreground(id)
+  return session.foreground(id)
+end
+
+-- Lifecycle a host drives (see rpiv_todo.session).
+M.on_session_start = session.on_session_start
+M.on_compaction = session.on_compaction
+M.on_branch_change = session.on_branch_change
+M.shutdown = session.shutdown
+M.listen = session.listen
+
+---The active UI locale code, e.g. "pt-BR".
+---@return string
+function M.locale()
+  return require("rpiv_todo.i18n").locale()
+end
+
+-- `todo.overlay` loads on first use: overlay.lua reads `require("rpiv_todo").config`, and a
+-- lazy field keeps the two modules from requiring each other while loading.
+setmetatable(M, {
+  __index = function(t, k)
+    if k == "overlay" then
+      local overlay = require("rpiv_todo.overlay")
+      rawset(t, k, overlay)
+      return overlay
+    end
+    return nil
+  end,
+})
+
+return M

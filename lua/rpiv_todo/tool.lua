@@ -1,0 +1,247 @@
+-- rpiv_todo.tool: the host-neutral spec of the `todo` tool a host registers with its LLM.
+--
+-- Name, label, description, JSON Schema parameters (same structure as the reference's:
+-- properties, types, enums, required; the descriptions are ours, written to steer the
+-- model), prompt snippet and guidelines, `execute`, and two short renderers for a host's
+-- tool-call log. Everything the model reads here is English and never localized; only
+-- the status words in `render_call`/`render_result` (read by a person) go through i18n.
+
+local M = {}
+local H = {}
+
+M.name = "todo"
+M.label = "Todo"
+
+M.description = table.concat({
+  "Keep a task list for multi-step work in this session, and update it as you go.",
+  " Actions: create (subject required; optional description, activeForm, owner, metadata,",
+  " blockedBy), update (id plus at least one of status, subject, description, activeForm,",
+  " owner, metadata, addBlockedBy, removeBlockedBy), list (optional status filter and",
+  " includeDeleted), get (id; shows what the task waits for and what it blocks), delete (id;",
+  " the task stays as a tombstone) and clear (drops every task and restarts ids at 1).",
+  " Statuses: pending → in_progress → completed; pending and in_progress can switch back;",
+  " completed can only become deleted; deleted is final.",
+  " Every reply carries the whole list, so it survives compaction and reloads.",
+})
+
+---The parameter schema (JSON Schema). Built fresh on each call so a host may change its copy.
+---@return table
+function M.parameters()
+  local ids = function(description)
+    return { type = "array", items = { type = "number" }, description = description }
+  end
+  return {
+    type = "object",
+    required = { "action" },
+    properties = {
+      action = {
+        type = "string",
+        enum = { "create", "update", "list", "get", "delete", "clear" },
+        description = "What to do: create a task, update one, list them, get one with its"
+          .. " dependencies, delete one (it stays as a tombstone), or clear the whole list.",
+      },
+      subject = {
+        type = "string",
+        description = 'Short imperative title, e.g. "Write the parser". Required for create;'
+          .. " on update it renames the task.",
+      },
+      description = {
+        type = "string",
+        description = "Longer detail: what done means, files involved, acceptance criteria."
+          .. " For create and update.",
+      },
+      activeForm = {
+        type = "string",
+        description = "Present-continuous label shown while the task is in_progress, e.g."
+          .. ' "Writing the parser". For create and update.',
+      },
+      status = {
+        type = "string",
+        enum = { "pending", "in_progress", "completed", "deleted" },
+        description = "update: the new status (mark in_progress before starting, completed as"
+          .. " soon as it is done). list: show only tasks with this status.",
+      },
+      blockedBy = ids("create only: ids of the tasks this one waits for."),
+      addBlockedBy = ids("update only: ids to add to this task's blockedBy. They are merged,"
+        .. " so send only the new ones."),
+      removeBlockedBy = ids("update only: ids to remove from this task's blockedBy."),
+      owner = {
+        type = "string",
+        description = "Who works on the task (an agent or a person). For create and update.",
+      },
+      metadata = {
+        type = "object",
+        patternProperties = { ["^.*$"] = {} },
+        description = "Free-form key/value data. On update keys are merged into the existing"
+          .. " record; a key set to null is removed.",
+      },
+      id = {
+        type = "number",
+        description = "The task id the tool returned (3 for #3). Required for update, get and"
+          .. " delete.",
+      },
+      includeDeleted = {
+        type = "boolean",
+        description = "list only: also show deleted tasks (tombstones). Default false.",
+      },
+    },
+  }
+end
+
+---Run a call in the session named by `ctx.session` ("default" when absent).
+---@param params table|string
+---@param ctx? rpiv_todo.ToolContext
+---@return rpiv_todo.Result
+function M.execute(params, ctx)
+  local id
+  if ctx ~= nil then
+    if type(ctx) ~= "table" then
+      error("(rpiv_todo) execute: ctx must be a table { session = id } or nil", 0)
+    end
+    id = ctx.session
+  end
+  return require("rpiv_todo.session").get(id):execute(params)
+end
+
+-- Glyphs for a person's log of calls and results. Status glyphs match the overlay's.
+M.action_glyphs = { create = "+", update = "✎", list = "≡", get = "›", delete = "✗", clear = "∅" }
+M.status_glyphs = { pending = "○", in_progress = "◐", completed = "✓", deleted = "⊘" }
+M.error_glyph = "✗"
+
+---An id as the model wrote it: `3`, or `2.5` for a non-integer (never a Lua error).
+---@param n number
+---@return string
+function H.num(n)
+  if n == math.floor(n) and n > -2 ^ 53 and n < 2 ^ 53 then
+    return string.format("%d", n)
+  end
+  return tostring(n)
+end
+
+---@param text any
+---@return string
+function H.text(text)
+  if type(text) ~= "string" then
+    return ""
+  end
+  return require("rpiv_todo.core").sanitize(text)
+end
+
+---`<glyph> <localized status word>`, or nil for a value outside the enum.
+---@param status any
+---@return string|nil
+function H.status(status)
+  local glyph = type(status) == "string" and M.status_glyphs[status] or nil
+  if glyph == nil then
+    return nil
+  end
+  return glyph .. " " .. require("rpiv_todo.i18n").t("status-" .. status)
+end
+
+---The task with `id` in a state, or nil.
+---@param state any
+---@param id any
+---@return rpiv_todo.Task|nil
+function H.find(state, id)
+  if type(state) ~= "table" or type(state.tasks) ~= "table" or type(id) ~= "number" then
+    return nil
+  end
+  for _, task in ipairs(state.tasks) do
+    if task.id == id then
+      return task
+    end
+  end
+  return nil
+end
+
+---One line describing a call before it runs: action glyph, action, `#id`, subject, target status.
+---The model wrote `args`, so any shape is tolerated.
+---@param args any the call's arguments (a table)
+---@param state? rpiv_todo.State the list before the call, to name the task an id refers to
+---@return string
+function M.render_call(args, state)
+  if type(args) ~= "table" then
+    return "? " .. M.name
+  end
+  local action = type(args.action) == "string" and args.action or "?"
+  local parts = { M.action_glyphs[action] or "?", " ", H.text(action) }
+  if type(args.id) == "number" then
+    parts[#parts + 1] = " #" .. H.num(args.id)
+  end
+  local subject = args.subject
+  if type(subject) ~= "string" then
+    local task = H.find(state, args.id)
+    subject = task and task.subject
+  end
+  if type(subject) == "string" and subject ~= "" then
+    parts[#parts + 1] = " " .. H.text(subject)
+  end
+  local status = H.status(args.status)
+  if status then
+    parts[#parts + 1] = (action == "list" and " " or " → ") .. status
+  end
+  return table.concat(parts)
+end
+
+---One line describing a result: the task's status glyph and word with its id and subject,
+---the list's counts, or the error.
+---@param result rpiv_todo.Result
+---@return string
+function M.render_result(result)
+  local details = type(result) == "table" and result.details or nil
+  if type(details) ~= "table" then
+    return M.error_glyph .. " ?"
+  end
+  if details.error ~= nil then
+    return M.error_glyph .. " Error: " .. H.text(details.error)
+  end
+  local params = type(details.params) == "table" and details.params or {}
+  local action = details.action
+  local id = params.id
+  if action == "create" and type(details.nextId) == "number" then
+    id = details.nextId - 1
+  end
+  local task = H.find(details, id)
+  if task then
+    return (H.status(task.status) or "?") .. " #" .. H.num(task.id) .. " " .. H.text(task.subject)
+  end
+  if action == "list" then
+    local command = require("rpiv_todo.command")
+    local _, counts = command.group(details)
+    if counts.total == 0 then
+      return H.t_empty()
+    end
+    return command.header(counts)
+  end
+  local content = result.content
+  local first = type(content) == "table" and content[1] or nil
+  return H.text(type(first) == "table" and first.text or "")
+end
+
+---@return string
+function H.t_empty()
+  return require("rpiv_todo.i18n").t("todos-empty")
+end
+
+---The whole spec for `guidance` (resolved by rpiv_todo.guidance).
+---@param guidance rpiv_todo.Guidance
+---@return rpiv_todo.ToolSpec
+function M.spec(guidance)
+  local guidelines = {}
+  for i, line in ipairs(guidance.prompt_guidelines) do
+    guidelines[i] = line
+  end
+  return {
+    name = M.name,
+    label = M.label,
+    description = M.description,
+    parameters = M.parameters(),
+    prompt_snippet = guidance.prompt_snippet,
+    prompt_guidelines = guidelines,
+    execute = M.execute,
+    render_call = M.render_call,
+    render_result = M.render_result,
+  }
+end
+
+return M
