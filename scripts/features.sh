@@ -9,7 +9,9 @@
 #
 # Run alone (`scripts/features.sh`) or sourced by scripts/test.sh, which adds its steps
 # to its own summary.
-set -euo pipefail
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    set -euo pipefail
+fi
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -43,10 +45,12 @@ features_steps() {
         step "module build ($f)" \
             "$ROOT/scripts/build-module.sh" "$f" "$ROOT/target/lua-$f/rpiv_todo/core.so"
     done
-    # Messages: mlua-sys's own compile_error! stops these before our crate compiles;
-    # the crate's check, where it fires first, says "flavour"/"link mode".
-    local exclusive='mutually exclusive|link mode'
-    local one_flavour='only one of the features|flavour'
+    # mlua-sys's own compile_error! usually stops these before the crate's (src/lib.rs)
+    # can fire; either message says why. A flavour with no link mode is not checked: it
+    # links the system Lua through pkg-config, so whether it gets as far as the crate's
+    # "pick a link mode" error depends on which -dev packages the machine has.
+    local exclusive='mutually exclusive|cannot be combined'
+    local one_flavour='only one of the features|exactly one Lua flavour|pick a Lua flavour'
     step "refused: module + vendored" expect_compile_error module,vendored,lua54 "$exclusive"
     step "refused: two flavours (lua54 + luajit)" expect_compile_error lua54,luajit,vendored "$one_flavour"
     step "refused: two flavours as a module (lua51 + luajit)" expect_compile_error module,lua51,luajit "$one_flavour"
