@@ -95,8 +95,16 @@ function M.normalize_collapse_key(key)
 end
 
 -- Lenient per-render resolution: anything invalid or blank means the default.
+-- Renders repeat the same key: remember what the last spelling resolved to.
 function H.collapse_key(key)
-  return M.normalize_collapse_key(key) or H.DEFAULT_COLLAPSE_KEY
+  if type(key) ~= "string" then
+    return H.DEFAULT_COLLAPSE_KEY
+  end
+  if key ~= H.last_key then
+    H.last_key = key
+    H.last_key_resolved = M.normalize_collapse_key(key) or H.DEFAULT_COLLAPSE_KEY
+  end
+  return H.last_key_resolved
 end
 
 function H.max_widget_lines(n)
@@ -131,26 +139,27 @@ end
 -- Plain text: what the recorded cases hold.
 M.themes.plain = { fg = identity_fg, bold = identity, strikethrough = identity }
 
--- ANSI SGR with the 16 basic colors only (no truecolor), so any terminal shows it.
--- Every open is closed by its own reset code, so stripping the SGR gives the plain line.
-H.SGR_FG = {
-  accent = "36", -- cyan
-  dim = "90", -- bright black (gray)
-  muted = "37", -- light gray
-  text = "39", -- the terminal's own foreground
-  warning = "33", -- yellow
-  success = "32", -- green
-  error = "31", -- red
-  toolTitle = "35", -- magenta
+-- ANSI SGR with the basic 16-color set only (no truecolor, no 256-color), so any terminal
+-- shows it. Every open code is closed by its own reset code rather than a full reset, so
+-- nesting works and stripping the SGR gives the plain line.
+H.SGR = {
+  accent = { "\27[36m", "\27[39m" }, -- cyan
+  dim = { "\27[2m", "\27[22m" }, -- faint: chrome such as the tree and ids
+  muted = { "\27[90m", "\27[39m" }, -- gray: secondary text
+  text = { "\27[39m", "\27[39m" }, -- the terminal's own foreground
+  warning = { "\27[33m", "\27[39m" }, -- yellow
+  success = { "\27[32m", "\27[39m" }, -- green
+  error = { "\27[31m", "\27[39m" }, -- red
+  toolTitle = { "\27[35m", "\27[39m" }, -- magenta
 }
 
 M.themes.ansi = {
   fg = function(color, text)
-    local code = H.SGR_FG[color]
-    if code == nil or text == "" then
+    local sgr = H.SGR[color]
+    if sgr == nil or text == "" then
       return text
     end
-    return "\27[" .. code .. "m" .. text .. "\27[39m"
+    return sgr[1] .. text .. sgr[2]
   end,
   bold = function(text)
     return "\27[1m" .. text .. "\27[22m"
@@ -167,7 +176,7 @@ H.Spans = {}
 H.Spans.__index = H.Spans
 
 M.groups = {}
-for color in pairs(H.SGR_FG) do
+for color in pairs(H.SGR) do
   M.groups[color] = "RpivTodo" .. color:sub(1, 1):upper() .. color:sub(2)
 end
 
@@ -263,15 +272,32 @@ function H.t(id, args)
   return i18n.t(id, args)
 end
 
--- Printable ASCII is what sanitize leaves untouched; skip the native call for it.
+-- Sanitized text, remembered: a live panel re-renders the same subjects many times, and
+-- a table lookup is far cheaper than a pattern scan or a native call. Bounded: cleared
+-- when it grows past H.MEMO_MAX entries (strings are never collected from weak keys).
+H.MEMO_MAX = 4096
+H.memo, H.memo_size = {}, 0
+H.cut_memo, H.cut_size = {}, 0
+
 function H.sanitize(text)
   if type(text) ~= "string" then
     text = tostring(text)
   end
-  if not text:find("[^\32-\126]") then
-    return text
+  local clean = H.memo[text]
+  if clean == nil then
+    -- Printable ASCII is what sanitize leaves untouched; skip the native call for it.
+    if text:find("[^\32-\126]") then
+      clean = H.core().sanitize(text)
+    else
+      clean = text
+    end
+    if H.memo_size >= H.MEMO_MAX then
+      H.memo, H.memo_size = {}, 0
+    end
+    H.memo[text] = clean
+    H.memo_size = H.memo_size + 1
   end
-  return H.core().sanitize(text)
+  return clean
 end
 
 -- A line never takes more columns than bytes (wide characters need 3+ bytes), so a line
@@ -280,9 +306,22 @@ function H.truncate_string(line, width)
   if width == nil or #line <= width then
     return line
   end
-  local cut = H.core().truncate(line, width, H.ELLIPSIS)
-  if cut ~= line and cut:find("\27[", 1, true) then
-    cut = cut .. "\27[0m" -- the cut may have dropped the closing codes
+  -- Styled lines are longer in bytes than in columns; remember their cuts per width
+  -- (bounded like the sanitize memo) so a steady panel makes no native calls.
+  local memo = H.cut_memo[width]
+  if memo == nil or H.cut_size >= H.MEMO_MAX then
+    if H.cut_size >= H.MEMO_MAX then
+      H.cut_memo, H.cut_size = {}, 0
+    end
+    memo = {}
+    H.cut_memo[width] = memo
+  end
+  local cut = memo[line]
+  if cut == nil then
+    -- The native cut keeps escapes whole and resets SGR after the ellipsis.
+    cut = H.core().truncate(line, width, H.ELLIPSIS)
+    memo[line] = cut
+    H.cut_size = H.cut_size + 1
   end
   return cut
 end
@@ -434,22 +473,25 @@ end
 function M.default_layout.row(ctx, row)
   local th = ctx.theme
   local status = row.status
-  local line = th.fg(H.GLYPH_COLOR[status] or "text", ctx.glyphs[status] or "?")
+  -- Pieces first, one concatenation at the end: this runs once per row per render.
+  local glyph = th.fg(H.GLYPH_COLOR[status] or "text", ctx.glyphs[status] or "?")
+  local id = ""
   if ctx.show_ids then
-    line = line .. " " .. th.fg("dim", "#" .. H.num(row.id))
+    id = " " .. th.fg("dim", "#" .. H.num(row.id))
   end
   local subject = th.fg(H.SUBJECT_COLOR[status] or "text", row.subject)
   if status == "completed" then
     subject = th.strikethrough(subject)
   end
-  line = line .. " " .. subject
+  local form = ""
   if status == "in_progress" and row.activeForm then
-    line = line .. " " .. th.fg("muted", "(" .. row.activeForm .. ")")
+    form = " " .. th.fg("muted", "(" .. row.activeForm .. ")")
   end
+  local deps = ""
   if row.blockedBy then
-    line = line .. " " .. th.fg("muted", "⛓ " .. H.id_list(row.blockedBy))
+    deps = " " .. th.fg("muted", "⛓ " .. H.id_list(row.blockedBy))
   end
-  return line
+  return glyph .. id .. " " .. subject .. form .. deps
 end
 
 ---`+N more (X completed, Y pending)`, zero parts left out (worded by the i18n layer).
@@ -566,10 +608,20 @@ end
 -- Rendering
 -- ---------------------------------------------------------------------------
 
--- Integers print without a trailing ".0" under Lua 5.4.
+-- Integers print without a trailing ".0" under Lua 5.4. Remembered, as ids repeat on
+-- every render and string.format stops LuaJIT's trace compiler.
+H.num_memo = {}
 function H.num(n)
+  local text = H.num_memo[n]
+  if text ~= nil then
+    return text
+  end
   if type(n) == "number" and n == math.floor(n) and n > -2 ^ 53 and n < 2 ^ 53 then
-    return string.format("%d", n)
+    text = string.format("%d", n)
+    if n > 0 and n <= 65536 then -- the ids a list really has; bounded
+      H.num_memo[n] = text
+    end
+    return text
   end
   return tostring(n)
 end
@@ -691,10 +743,22 @@ function M.render(state, opts)
       -- side always gets a small integer.
       budget = math.min(math.floor(H.max_widget_lines(mwl)) - 1, counts.total)
     end
-    local sel = H.core().overlay_layout({ tasks = tasks, nextId = state.nextId }, budget)
-    local visible = sel.visible
-    local hidden_completed = math.floor(sel.hiddenCompleted or 0)
-    local truncated = math.floor(sel.truncatedTail or 0)
+    local visible, hidden_completed, truncated
+    if budget >= counts.total then
+      -- Everything fits: the selection is every live task, no native round trip.
+      visible = {}
+      for i = 1, #tasks do
+        if tasks[i].status ~= "deleted" then
+          visible[#visible + 1] = tasks[i]
+        end
+      end
+      hidden_completed, truncated = 0, 0
+    else
+      local sel = H.core().overlay_layout({ tasks = tasks, nextId = state.nextId }, budget)
+      visible = sel.visible
+      hidden_completed = math.floor(sel.hiddenCompleted or 0)
+      truncated = math.floor(sel.truncatedTail or 0)
+    end
     local more = hidden_completed + truncated
     local n = #visible
     for i = 1, n do
