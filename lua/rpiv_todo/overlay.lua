@@ -8,7 +8,8 @@
 --     `{ text, group }` segments for UIs that paint with highlight groups);
 --   * the live object (`M.new`): remembers what a person has already seen, so completed
 --     tasks fall away at the next turn, and the collapsed / expanded modes.
--- Which tasks fit is decided natively (`core.overlay_layout`); this file only writes lines.
+-- Which tasks fit on overflow is decided natively (`core.overlay_layout`); this file only
+-- writes lines (and skips the native call when every task fits).
 
 local M = {}
 local H = {}

@@ -8,11 +8,16 @@ local root = (arg and arg[0] or ""):gsub("tests/lua/overlay_spec%.lua$", "")
 package.path = root .. "lua/?.lua;" .. root .. "lua/?/init.lua;" .. root .. "tests/lua/?.lua;" .. package.path
 package.cpath = root .. "lua/?.so;" .. package.cpath
 
+-- cjson first: the core adopts cjson's array metatable when cjson is already loaded.
+local json_ok, cjson = pcall(require, "cjson")
+if json_ok and cjson.decode_array_with_array_mt then
+  cjson.decode_array_with_array_mt(true) -- `[]` stays an array, as the JSON says
+end
+local decode = json_ok and cjson.decode or require("json").decode
+
 local core = require("rpiv_todo.core")
 local overlay = require("rpiv_todo.overlay")
 
-local json_ok, cjson = pcall(require, "cjson")
-local decode = json_ok and cjson.decode or require("json").decode
 
 -- ---------------------------------------------------------------------------
 -- A tiny test runner
