@@ -66,6 +66,8 @@ pub struct Task {
     pub owner: Option<String>,
     /// Insertion-ordered, like a JavaScript object.
     pub metadata: Option<Map<String, Value>>,
+    /// Keys a replayed snapshot carried that this model does not know; kept verbatim.
+    pub extra: Map<String, Value>,
 }
 
 impl Task {
@@ -79,6 +81,7 @@ impl Task {
             blocked_by: None,
             owner: None,
             metadata: None,
+            extra: Map::new(),
         }
     }
 

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 /// `../shared/conformance/<name>` relative to the crate root.
 pub fn conformance(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/conformance")
+        .join(name)
 }
 
 /// Every line of a conformance JSONL file, parsed.
@@ -33,4 +35,78 @@ pub fn eval<T: mlua::FromLuaMulti>(lua: &Lua, code: &str) -> T {
     lua.load(code)
         .eval()
         .unwrap_or_else(|e| panic!("Lua error: {e}\n--- in ---\n{code}"))
+}
+
+/// A Lua value as JSON, the way a host's encoder would write it: the null light userdata
+/// is `null`, a table with keys 1..n (or an empty one marked `__jsontype = "array"`) is an
+/// array, any other table an object.
+pub fn to_json(v: &mlua::Value) -> Value {
+    use mlua::Value as L;
+    match v {
+        L::Nil => Value::Null,
+        L::LightUserData(p) if p.0.is_null() => Value::Null,
+        L::Boolean(b) => Value::Bool(*b),
+        L::Integer(i) => Value::from(*i),
+        L::Number(n) => serde_json::Number::from_f64(*n).map_or(Value::Null, Value::Number),
+        L::String(s) => Value::String(s.to_str().expect("UTF-8").to_owned()),
+        L::Table(t) => {
+            let len = t.raw_len();
+            let pairs: Vec<(mlua::Value, mlua::Value)> =
+                t.pairs().map(|kv| kv.expect("pair")).collect();
+            let marked = t
+                .metatable()
+                .and_then(|mt| mt.raw_get::<Option<String>>("__jsontype").ok().flatten())
+                .is_some_and(|s| s == "array");
+            if (len > 0 && pairs.len() == len) || (pairs.is_empty() && marked) {
+                Value::Array(
+                    (1..=len)
+                        .map(|i| to_json(&t.raw_get(i).expect("item")))
+                        .collect(),
+                )
+            } else {
+                Value::Object(
+                    pairs
+                        .iter()
+                        .map(|(k, v)| (k.to_string().expect("key"), to_json(v)))
+                        .collect(),
+                )
+            }
+        }
+        other => panic!("not JSON: {other:?}"),
+    }
+}
+
+/// JSON as Lua tables, the way a host's decoder would hand it over: `null` is the null
+/// light userdata and empty arrays carry a `__jsontype = "array"` metatable.
+pub fn to_lua(lua: &Lua, v: &Value) -> mlua::Value {
+    use mlua::Value as L;
+    match v {
+        Value::Null => L::NULL,
+        Value::Bool(b) => L::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => L::Integer(i),
+            None => L::Number(n.as_f64().expect("finite")),
+        },
+        Value::String(s) => L::String(lua.create_string(s).expect("string")),
+        Value::Array(items) => {
+            let t = lua.create_table().expect("table");
+            for item in items {
+                t.raw_push(to_lua(lua, item)).expect("push");
+            }
+            if items.is_empty() {
+                let mt = lua
+                    .create_table_from([("__jsontype", "array")])
+                    .expect("mt");
+                t.set_metatable(Some(mt)).expect("metatable");
+            }
+            L::Table(t)
+        }
+        Value::Object(map) => {
+            let t = lua.create_table().expect("table");
+            for (k, item) in map {
+                t.raw_set(k.as_str(), to_lua(lua, item)).expect("set");
+            }
+            L::Table(t)
+        }
+    }
 }

@@ -1,0 +1,368 @@
+//! The Lua boundary: the only module that knows mlua. `exports` builds the
+//! `rpiv_todo.core` table; the loadable module's entry and `preload` both call it.
+
+mod from_lua;
+mod i18n;
+mod list;
+mod to_lua;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use mlua::{Lua, LuaSerdeExt, Table, Value as LuaValue};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::task::State;
+use list::List;
+
+/// Per-Lua-state values the conversions need: the array metatable and the null values.
+#[derive(Clone)]
+pub struct Ctx {
+    pub array_mt: Table,
+    /// mlua's serde array marker (the same table as `array_mt` unless cjson provided one).
+    serde_mt: Table,
+    /// Neovim's `vim.NIL`, when loaded inside Neovim.
+    vim_nil: Option<LuaValue>,
+}
+
+impl Ctx {
+    fn new(lua: &Lua) -> mlua::Result<Ctx> {
+        let globals = lua.globals();
+        // Reuse cjson's marker when the host already loaded a cjson that has one, so its
+        // encoder writes `[]`; otherwise a table dkjson-style encoders understand.
+        let loaded: Option<Table> = globals
+            .get::<Option<Table>>("package")?
+            .and_then(|p| p.get::<Option<Table>>("loaded").ok().flatten());
+        let cjson_mt = loaded
+            .and_then(|l| l.get::<Option<Table>>("cjson").ok().flatten())
+            .and_then(|c| c.get::<Option<Table>>("array_mt").ok().flatten());
+        let array_mt = match cjson_mt {
+            Some(mt) => mt,
+            // dkjson's convention; mlua's own serde marker hides itself from
+            // `getmetatable`, so Lua encoders could not see it.
+            None => lua.create_table_from([("__jsontype", "array")])?,
+        };
+        let vim_nil = globals
+            .get::<Option<Table>>("vim")
+            .ok()
+            .flatten()
+            .and_then(|vim| vim.get::<LuaValue>("NIL").ok())
+            .filter(|v| !v.is_nil());
+        Ok(Ctx {
+            array_mt,
+            serde_mt: lua.array_metatable(),
+            vim_nil,
+        })
+    }
+
+    fn get(lua: &Lua) -> mlua::Result<Ctx> {
+        match lua.app_data_ref::<Ctx>() {
+            Some(ctx) => Ok(ctx.clone()),
+            None => Err(mlua::Error::runtime(
+                "rpiv_todo.core: not initialised in this Lua state",
+            )),
+        }
+    }
+
+    /// JSON null: the NULL light userdata (`core.null`, `cjson.null`) or `vim.NIL`.
+    pub fn is_null(&self, v: &LuaValue) -> bool {
+        match v {
+            LuaValue::LightUserData(p) => p.0.is_null(),
+            LuaValue::UserData(_) => self.vim_nil.as_ref().is_some_and(|nil| nil == v),
+            _ => false,
+        }
+    }
+
+    /// An empty table marked as an array by us, cjson or dkjson.
+    pub fn is_array_marked(&self, t: &Table) -> bool {
+        t.metatable().is_some_and(|mt| {
+            mt == self.array_mt
+                || mt == self.serde_mt
+                || mt
+                    .raw_get::<Option<String>>("__jsontype")
+                    .ok()
+                    .flatten()
+                    .as_deref()
+                    == Some("array")
+        })
+    }
+}
+
+/// A snapshot the host hands over (`core.apply`, `list:replace`): a table, a JSON string
+/// or nil for the empty list. A malformed one is the host's mistake: a Lua error.
+fn state_arg(_lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<State> {
+    let value = match v {
+        LuaValue::Nil => return Ok(State::default()),
+        LuaValue::String(s) => {
+            serde_json::from_slice::<Value>(&s.as_bytes()).map_err(|e| Error::Json(e.to_string()))
+        }
+        LuaValue::UserData(ud) => match ud.borrow::<List>() {
+            Ok(list) => return Ok(list.state.clone()),
+            Err(_) => Err(Error::input(
+                "state",
+                "a table, a JSON string or a list",
+                "another userdata",
+            )),
+        },
+        other => from_lua::value(ctx, other, "state", 0, from_lua::Empty::Object),
+    };
+    value
+        .and_then(|v| crate::json::state_from_value(&v))
+        .map_err(|e| api_error(func, e))
+}
+
+fn api_error(func: &str, e: Error) -> mlua::Error {
+    mlua::Error::external(ApiError {
+        func: func.to_owned(),
+        source: e,
+    })
+}
+
+/// A misuse of the Lua API, named after the function; the crate error is its source.
+#[derive(Debug, thiserror::Error)]
+#[error("rpiv_todo.core.{func}: {source}")]
+pub struct ApiError {
+    func: String,
+    #[source]
+    source: Error,
+}
+
+/// Run `f`, turning a panic (a bug) into a Lua error instead of unwinding into Lua.
+fn guarded<R>(func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(mlua::Error::runtime(format!(
+            "rpiv_todo.core.{func}: internal error"
+        )))
+    })
+}
+
+/// The `rpiv_todo.core` table.
+pub fn exports(lua: &Lua) -> mlua::Result<Table> {
+    let ctx = Ctx::new(lua)?;
+    lua.set_app_data(ctx.clone());
+    let core = lua.create_table()?;
+    core.set("version", env!("CARGO_PKG_VERSION"))?;
+    core.set("flavour", crate::FLAVOUR)?;
+    core.set("null", LuaValue::NULL)?;
+    core.set("array_mt", ctx.array_mt.clone())?;
+
+    core.set(
+        "apply",
+        lua.create_function(|lua, (state, params): (LuaValue, LuaValue)| {
+            guarded("apply", || {
+                let ctx = Ctx::get(lua)?;
+                let mut s = state_arg(lua, &ctx, &state, "apply")?;
+                let result = list::call(lua, &ctx, &mut s, params)?;
+                let rejected = result.get::<Table>("details")?.contains_key("error")?;
+                let next = if rejected && !state.is_nil() {
+                    state
+                } else {
+                    LuaValue::Table(to_lua::state(lua, &ctx.array_mt, &s)?)
+                };
+                Ok((result, next))
+            })
+        })?,
+    )?;
+    core.set(
+        "list",
+        lua.create_function(|lua, state: LuaValue| {
+            guarded("list", || {
+                let ctx = Ctx::get(lua)?;
+                Ok(List {
+                    state: state_arg(lua, &ctx, &state, "list")?,
+                })
+            })
+        })?,
+    )?;
+    core.set(
+        "replay",
+        lua.create_function(|lua, entries: LuaValue| {
+            guarded("replay", || {
+                let ctx = Ctx::get(lua)?;
+                let state = replay(&ctx, &entries)?;
+                to_lua::state(lua, &ctx.array_mt, &state)
+            })
+        })?,
+    )?;
+    core.set(
+        "sanitize",
+        lua.create_function(|lua, text: mlua::String| {
+            let bytes = text.as_bytes();
+            // Non-UTF-8 bytes are replaced, never passed through to a terminal.
+            let s = String::from_utf8_lossy(&bytes);
+            lua.create_string(crate::sanitize::sanitize(&s).as_bytes())
+        })?,
+    )?;
+    core.set(
+        "width",
+        lua.create_function(|_, text: mlua::String| {
+            Ok(crate::width::width(&String::from_utf8_lossy(
+                &text.as_bytes(),
+            )))
+        })?,
+    )?;
+    core.set(
+        "truncate",
+        lua.create_function(
+            |lua, (text, width, ellipsis): (mlua::String, usize, Option<mlua::String>)| {
+                let s = String::from_utf8_lossy(&text.as_bytes()).into_owned();
+                let e = ellipsis.map(|e| String::from_utf8_lossy(&e.as_bytes()).into_owned());
+                let out = crate::width::truncate(&s, width, e.as_deref().unwrap_or("…"));
+                lua.create_string(out.as_bytes())
+            },
+        )?,
+    )?;
+    core.set(
+        "overlay_layout",
+        lua.create_function(|lua, (state, budget): (LuaValue, usize)| {
+            guarded("overlay_layout", || overlay_layout(lua, &state, budget))
+        })?,
+    )?;
+    i18n::register(lua, &core)?;
+    Ok(core)
+}
+
+/// `{ visible = { task... }, hiddenCompleted, truncatedTail }`. A list handle is read in
+/// place; from a table, the visible entries are the caller's own task tables.
+fn overlay_layout(lua: &Lua, state: &LuaValue, budget: usize) -> mlua::Result<Table> {
+    let ctx = Ctx::get(lua)?;
+    let out = lua.create_table_with_capacity(0, 3)?;
+    let (layout, visible) = if let LuaValue::UserData(ud) = state {
+        let list = ud.borrow::<List>()?;
+        let layout = crate::overlay::overlay_layout(&list.state.tasks, budget);
+        let shown = State {
+            tasks: layout
+                .visible
+                .iter()
+                .map(|&i| list.state.tasks[i].clone())
+                .collect(),
+            next_id: list.state.next_id,
+        };
+        let visible = to_lua::state(lua, &ctx.array_mt, &shown)?.get::<Table>("tasks")?;
+        (layout, visible)
+    } else {
+        let s = state_arg(lua, &ctx, state, "overlay_layout")?;
+        let layout = crate::overlay::overlay_layout(&s.tasks, budget);
+        let tasks: Table = match state {
+            LuaValue::Table(t) => t.get("tasks")?,
+            _ => to_lua::state(lua, &ctx.array_mt, &s)?.get("tasks")?,
+        };
+        let visible = lua.create_table_with_capacity(layout.visible.len(), 0)?;
+        for &i in &layout.visible {
+            visible.raw_push(tasks.raw_get::<LuaValue>(i + 1)?)?;
+        }
+        if layout.visible.is_empty() {
+            visible.set_metatable(Some(ctx.array_mt.clone()))?;
+        }
+        (layout, visible)
+    };
+    out.set("visible", visible)?;
+    out.set("hiddenCompleted", layout.hidden_completed)?;
+    out.set("truncatedTail", layout.truncated_tail)?;
+    Ok(out)
+}
+
+/// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.
+fn replay(ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
+    match entries {
+        LuaValue::String(s) => {
+            let bytes = s.as_bytes();
+            let raw: Vec<&serde_json::value::RawValue> = serde_json::from_slice(&bytes)
+                .map_err(|e| api_error("replay", Error::Json(e.to_string())))?;
+            let parsed = raw
+                .iter()
+                .rev()
+                .filter_map(|r| serde_json::from_str::<Value>(r.get()).ok());
+            Ok(crate::replay::replay(parsed))
+        }
+        LuaValue::Table(t) => {
+            let n = t.raw_len();
+            let mut found = None;
+            for i in (1..=n).rev() {
+                let entry: LuaValue = t.raw_get(i)?;
+                if let Some(details) = lua_snapshot(&entry) {
+                    let v = from_lua::value(
+                        ctx,
+                        &LuaValue::Table(details),
+                        "details",
+                        0,
+                        from_lua::Empty::Array,
+                    );
+                    if let Some(s) = v.ok().and_then(|v| crate::json::state_from_value(&v).ok()) {
+                        found = Some(s);
+                        break;
+                    }
+                }
+            }
+            Ok(found.unwrap_or_default())
+        }
+        LuaValue::Nil => Ok(State::default()),
+        _ => Err(api_error(
+            "replay",
+            Error::input(
+                "entries",
+                "an array of branch entries or its JSON text",
+                entries.type_name(),
+            ),
+        )),
+    }
+}
+
+/// The predicate of `replay::snapshot`, read straight off Lua tables so that only the
+/// winning entry is converted.
+fn lua_snapshot(entry: &LuaValue) -> Option<Table> {
+    let LuaValue::Table(e) = entry else {
+        return None;
+    };
+    let s = |t: &Table, k: &str| t.raw_get::<Option<mlua::String>>(k).ok().flatten();
+    if s(e, "type")?.as_bytes().as_ref() != b"message" {
+        return None;
+    }
+    let m: Table = e.raw_get::<Option<Table>>("message").ok().flatten()?;
+    if s(&m, "role")?.as_bytes().as_ref() != b"toolResult"
+        || s(&m, "toolName")?.as_bytes().as_ref() != b"todo"
+    {
+        return None;
+    }
+    let d: Table = m.raw_get::<Option<Table>>("details").ok().flatten()?;
+    let tasks = d.raw_get::<Option<Table>>("tasks").ok().flatten()?;
+    let next = d.raw_get::<LuaValue>("nextId").ok()?;
+    // An empty table counts as an empty array: hosts' JSON decoders cannot tell `{}` from `[]`.
+    let tasks_is_array =
+        tasks.raw_len() > 0 || tasks.pairs::<LuaValue, LuaValue>().next().is_none();
+    (tasks_is_array && matches!(next, LuaValue::Integer(_) | LuaValue::Number(_))).then_some(d)
+}
+
+/// Register `rpiv_todo.core` and the embedded Lua scripts in `package.preload`, so that
+/// `require("rpiv_todo")` works in a Lua state a Rust host made.
+pub fn preload(lua: &Lua) -> mlua::Result<()> {
+    let preload: Table = lua.globals().get::<Table>("package")?.get("preload")?;
+    preload.set(
+        "rpiv_todo.core",
+        lua.create_function(|lua, ()| exports(lua))?,
+    )?;
+    for (name, source) in crate::SCRIPTS {
+        let chunk = lua
+            .load(*source)
+            .set_name(format!("@lua/{}", script_path(name)));
+        preload.set(*name, chunk.into_function()?)?;
+    }
+    Ok(())
+}
+
+fn script_path(module: &str) -> String {
+    match module.strip_prefix("rpiv_todo.") {
+        Some(rest) => format!("rpiv_todo/{rest}.lua"),
+        None => "rpiv_todo/init.lua".into(),
+    }
+}
+
+/// The loadable module's entry point, `luaopen_rpiv_todo_core`.
+#[cfg(feature = "module")]
+#[mlua::lua_module(name = "rpiv_todo_core")]
+fn rpiv_todo_core(lua: &Lua) -> mlua::Result<Table> {
+    // This library's copy of std is its own: silence its panic hook so that a bug can
+    // never print to the host's stderr (panics are caught and become Lua errors).
+    std::panic::set_hook(Box::new(|_| {}));
+    exports(lua)
+}

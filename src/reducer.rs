@@ -1,0 +1,445 @@
+//! The reducer: one tool call against the list. Every check runs before the list is
+//! touched, so a rejected call leaves it exactly as it was.
+
+use std::fmt::Write;
+
+use serde_json::{Map, Value};
+
+use crate::graph;
+use crate::params::{Action, Params};
+use crate::sanitize::{js_trim_is_empty, sanitize};
+use crate::task::{Id, State, Status, Task};
+
+/// What a call says back: the text for `content[0].text`, and the bare message when the
+/// call was rejected (`details.error`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    pub error: Option<String>,
+}
+
+impl Reply {
+    fn ok(text: String) -> Reply {
+        Reply { text, error: None }
+    }
+
+    pub fn error(message: String) -> Reply {
+        Reply {
+            text: format!("Error: {message}"),
+            error: Some(message),
+        }
+    }
+}
+
+const NO_MUTABLE_FIELD: &str = "update requires at least one mutable field: subject, description, \
+activeForm, status, owner, metadata, addBlockedBy, or removeBlockedBy";
+
+/// Apply one call. `state` changes only when the reply carries no error.
+pub fn apply(state: &mut State, params: &Params) -> Reply {
+    let result = match params.action {
+        Some(Action::Create) => create(state, params),
+        Some(Action::Update) => update(state, params),
+        Some(Action::List) => Ok(list(state, params)),
+        Some(Action::Get) => get(state, params),
+        Some(Action::Delete) => delete(state, params),
+        Some(Action::Clear) => Ok(clear(state)),
+        // `Params::from_value` never yields a call without an action.
+        None => Err("action required".to_owned()),
+    };
+    result.unwrap_or_else(Reply::error)
+}
+
+type Step = Result<Reply, String>;
+
+fn create(state: &mut State, p: &Params) -> Step {
+    let subject = match &p.subject {
+        Some(s) if !js_trim_is_empty(s) => s,
+        _ => return Err("subject required for create".into()),
+    };
+    let deps = p.blocked_by.as_deref().unwrap_or(&[]);
+    for &dep in deps {
+        match state.get(dep) {
+            None => return Err(format!("blockedBy: #{dep} not found")),
+            Some(t) if t.status == Status::Deleted => {
+                return Err(format!("blockedBy: #{dep} is deleted"))
+            }
+            Some(_) => {}
+        }
+    }
+    let mut task = Task::new(state.next_id, subject.clone());
+    // Create ignores empty optional text (update stores it): the reference's quirk.
+    let non_empty = |s: &Option<String>| s.as_ref().filter(|s| !s.is_empty()).cloned();
+    task.description = non_empty(&p.description);
+    task.active_form = non_empty(&p.active_form);
+    task.owner = non_empty(&p.owner);
+    task.blocked_by = (!deps.is_empty()).then(|| deps.to_vec());
+    task.metadata = p.metadata.clone();
+    let text = format!(
+        "Created #{}: {} (pending)",
+        task.id,
+        sanitize(&task.subject)
+    );
+    state.tasks.push(task);
+    state.next_id += 1;
+    Ok(Reply::ok(text))
+}
+
+fn required_id(p: &Params, action: &str) -> Result<Id, String> {
+    p.id.ok_or_else(|| format!("id required for {action}"))
+}
+
+fn find(state: &State, id: Id) -> Result<usize, String> {
+    state.position(id).ok_or_else(|| format!("#{id} not found"))
+}
+
+fn update(state: &mut State, p: &Params) -> Step {
+    let id = required_id(p, "update")?;
+    let pos = find(state, id)?;
+    let adds = p.add_blocked_by.as_deref().unwrap_or(&[]);
+    let removes = p.remove_blocked_by.as_deref().unwrap_or(&[]);
+    let has_field = p.subject.is_some()
+        || p.description.is_some()
+        || p.active_form.is_some()
+        || p.status.is_some()
+        || p.owner.is_some()
+        || p.metadata.is_some()
+        || !adds.is_empty()
+        || !removes.is_empty();
+    if !has_field {
+        return Err(NO_MUTABLE_FIELD.into());
+    }
+    let before = &state.tasks[pos];
+    if let Some(to) = p.status {
+        if !before.status.can_move_to(to) {
+            return Err(format!(
+                "illegal transition {} → {}",
+                before.status.as_str(),
+                to.as_str()
+            ));
+        }
+    }
+    for &dep in adds {
+        if dep == id {
+            return Err(format!("cannot block #{id} on itself"));
+        }
+        match state.get(dep) {
+            None => return Err(format!("addBlockedBy: #{dep} not found")),
+            Some(t) if t.status == Status::Deleted => {
+                return Err(format!("addBlockedBy: #{dep} is deleted"))
+            }
+            Some(_) => {}
+        }
+    }
+    if !adds.is_empty() && graph::would_cycle(state, id, adds) {
+        return Err("addBlockedBy would create a cycle in the blockedBy graph".into());
+    }
+
+    let mut after = before.clone();
+    if let Some(s) = &p.subject {
+        after.subject = s.clone();
+    }
+    if let Some(s) = &p.description {
+        after.description = Some(s.clone());
+    }
+    if let Some(s) = &p.active_form {
+        after.active_form = Some(s.clone());
+    }
+    if let Some(s) = &p.owner {
+        after.owner = Some(s.clone());
+    }
+    if let Some(s) = p.status {
+        after.status = s;
+    }
+    if let Some(patch) = &p.metadata {
+        after.metadata = merge_metadata(after.metadata.take(), patch);
+    }
+    if !adds.is_empty() || !removes.is_empty() {
+        // Removals first, then additions that are not already there.
+        let mut deps = after.blocked_by.take().unwrap_or_default();
+        deps.retain(|d| !removes.contains(d));
+        for &d in adds {
+            if !deps.contains(&d) {
+                deps.push(d);
+            }
+        }
+        after.blocked_by = (!deps.is_empty()).then_some(deps);
+    }
+
+    let from = before.status;
+    let text = if same_task(before, &after) {
+        format!(
+            "No change: #{id} already matches the requested values (status: {})",
+            from.as_str()
+        )
+    } else if after.status != from {
+        format!(
+            "Updated #{id} ({} → {})",
+            from.as_str(),
+            after.status.as_str()
+        )
+    } else {
+        format!("Updated #{id}")
+    };
+    state.tasks[pos] = after;
+    Ok(Reply::ok(text))
+}
+
+/// Merge `patch` into `record` key by key; `null` deletes a key and an emptied record is
+/// dropped. Key positions follow JavaScript objects: a replaced key keeps its place.
+fn merge_metadata(
+    record: Option<Map<String, Value>>,
+    patch: &Map<String, Value>,
+) -> Option<Map<String, Value>> {
+    let mut record = record.unwrap_or_default();
+    for (k, v) in patch {
+        if v.is_null() {
+            record.shift_remove(k);
+        } else {
+            record.insert(k.clone(), v.clone());
+        }
+    }
+    (!record.is_empty()).then_some(record)
+}
+
+fn same_task(a: &Task, b: &Task) -> bool {
+    a.subject == b.subject
+        && a.description == b.description
+        && a.active_form == b.active_form
+        && a.status == b.status
+        && a.blocked_by == b.blocked_by
+        && a.owner == b.owner
+        && match (&a.metadata, &b.metadata) {
+            (None, None) => true,
+            (Some(x), Some(y)) => crate::json::js_equal_maps(x, y),
+            _ => false,
+        }
+}
+
+fn list(state: &State, p: &Params) -> Reply {
+    let include_deleted = p.include_deleted.unwrap_or(false);
+    let mut text = String::new();
+    for t in &state.tasks {
+        if (t.status == Status::Deleted && !include_deleted)
+            || p.status.is_some_and(|s| s != t.status)
+        {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        let _ = write!(
+            text,
+            "[{}] #{} {}",
+            t.status.as_str(),
+            t.id,
+            sanitize(&t.subject)
+        );
+        if t.status == Status::InProgress {
+            if let Some(a) = t.active_form.as_deref().filter(|a| !a.is_empty()) {
+                let _ = write!(text, " ({})", sanitize(a));
+            }
+        }
+        if !t.blocked_by().is_empty() {
+            text.push_str(" ⛓ ");
+            push_ids(&mut text, t.blocked_by(), ",");
+        }
+    }
+    if text.is_empty() {
+        text.push_str("No tasks");
+    }
+    Reply::ok(text)
+}
+
+fn push_ids(out: &mut String, ids: &[Id], sep: &str) {
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        let _ = write!(out, "#{id}");
+    }
+}
+
+fn get(state: &State, p: &Params) -> Step {
+    let id = required_id(p, "get")?;
+    let t = &state.tasks[find(state, id)?];
+    let mut text = format!("#{} [{}] {}", t.id, t.status.as_str(), sanitize(&t.subject));
+    fn present(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
+        s.as_deref().filter(|s| !s.is_empty()).map(sanitize)
+    }
+    if let Some(d) = present(&t.description) {
+        let _ = write!(text, "\n  description: {d}");
+    }
+    if let Some(a) = present(&t.active_form) {
+        let _ = write!(text, "\n  activeForm: {a}");
+    }
+    if !t.blocked_by().is_empty() {
+        text.push_str("\n  blockedBy: ");
+        push_ids(&mut text, t.blocked_by(), ", ");
+    }
+    let blocks = graph::blocks(state, id);
+    if !blocks.is_empty() {
+        text.push_str("\n  blocks: ");
+        push_ids(&mut text, &blocks, ", ");
+    }
+    if let Some(o) = present(&t.owner) {
+        let _ = write!(text, "\n  owner: {o}");
+    }
+    Ok(Reply::ok(text))
+}
+
+fn delete(state: &mut State, p: &Params) -> Step {
+    let id = required_id(p, "delete")?;
+    let pos = find(state, id)?;
+    let t = &mut state.tasks[pos];
+    if t.status == Status::Deleted {
+        return Err(format!("#{id} is already deleted"));
+    }
+    t.status = Status::Deleted;
+    Ok(Reply::ok(format!(
+        "Deleted #{id}: {}",
+        sanitize(&t.subject)
+    )))
+}
+
+fn clear(state: &mut State) -> Reply {
+    // Counts tombstones too, and is never singular: the reference's wording.
+    let n = state.tasks.len();
+    *state = State::default();
+    Reply::ok(format!("Cleared {n} tasks"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(state: &mut State, v: Value) -> String {
+        apply(state, &Params::from_value(&v).unwrap()).text
+    }
+
+    #[test]
+    fn create_checks_the_trimmed_subject_but_stores_it_untrimmed() {
+        let mut s = State::default();
+        assert_eq!(
+            run(&mut s, json!({"action": "create", "subject": " \u{3000}"})),
+            "Error: subject required for create"
+        );
+        assert_eq!(
+            run(&mut s, json!({"action": "create", "subject": " a "})),
+            "Created #1:  a  (pending)"
+        );
+        assert_eq!(s.tasks[0].subject, " a ");
+    }
+
+    #[test]
+    fn a_rejected_call_leaves_the_list_untouched() {
+        let mut s = State::default();
+        run(&mut s, json!({"action": "create", "subject": "a"}));
+        let before = s.clone();
+        let bad = [
+            json!({"action": "update", "id": 1, "status": "completed", "addBlockedBy": [9]}),
+            json!({"action": "update", "id": 1, "subject": "x", "addBlockedBy": [1]}),
+            json!({"action": "create", "subject": "b", "blockedBy": [1, 7]}),
+            json!({"action": "delete", "id": 2}),
+        ];
+        for b in bad {
+            assert!(run(&mut s, b).starts_with("Error: "));
+            assert_eq!(s, before);
+        }
+    }
+
+    #[test]
+    fn an_illegal_transition_is_reported_before_dependency_errors() {
+        let mut s = State::default();
+        run(&mut s, json!({"action": "create", "subject": "a"}));
+        run(
+            &mut s,
+            json!({"action": "update", "id": 1, "status": "completed"}),
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "status": "pending", "addBlockedBy": [1]})
+            ),
+            "Error: illegal transition completed → pending"
+        );
+    }
+
+    #[test]
+    fn update_that_changes_nothing_says_no_change() {
+        let mut s = State::default();
+        run(
+            &mut s,
+            json!({"action": "create", "subject": "a", "metadata": {"k": {"x": 1, "y": 2}}}),
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "subject": "a", "metadata": {"k": {"x": 1, "y": 2}}})
+            ),
+            "No change: #1 already matches the requested values (status: pending)"
+        );
+        // Same content in another key order is a change, as JSON.stringify sees it.
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "metadata": {"k": {"y": 2, "x": 1}}})
+            ),
+            "Updated #1"
+        );
+    }
+
+    #[test]
+    fn metadata_null_deletes_a_key_and_an_emptied_record_is_dropped() {
+        let mut s = State::default();
+        run(
+            &mut s,
+            json!({"action": "create", "subject": "a", "metadata": {"a": 1, "b": 2}}),
+        );
+        run(
+            &mut s,
+            json!({"action": "update", "id": 1, "metadata": {"a": null}}),
+        );
+        assert_eq!(
+            s.tasks[0].metadata,
+            Some(json!({"b": 2}).as_object().unwrap().clone())
+        );
+        run(
+            &mut s,
+            json!({"action": "update", "id": 1, "metadata": {"b": null}}),
+        );
+        assert_eq!(s.tasks[0].metadata, None);
+    }
+
+    #[test]
+    fn add_blocked_by_merges_without_duplicates_after_removals() {
+        let mut s = State::default();
+        for n in ["a", "b", "c"] {
+            run(&mut s, json!({"action": "create", "subject": n}));
+        }
+        run(
+            &mut s,
+            json!({"action": "update", "id": 3, "addBlockedBy": [1, 2, 1]}),
+        );
+        assert_eq!(s.tasks[2].blocked_by, Some(vec![1, 2]));
+        run(
+            &mut s,
+            json!({"action": "update", "id": 3, "removeBlockedBy": [1], "addBlockedBy": [1]}),
+        );
+        assert_eq!(s.tasks[2].blocked_by, Some(vec![2, 1]));
+        run(
+            &mut s,
+            json!({"action": "update", "id": 3, "removeBlockedBy": [1, 2]}),
+        );
+        assert_eq!(s.tasks[2].blocked_by, None);
+    }
+
+    #[test]
+    fn clear_counts_tombstones_and_resets_ids() {
+        let mut s = State::default();
+        run(&mut s, json!({"action": "create", "subject": "a"}));
+        run(&mut s, json!({"action": "delete", "id": 1}));
+        assert_eq!(run(&mut s, json!({"action": "clear"})), "Cleared 1 tasks");
+        assert_eq!(s, State::default());
+    }
+}
