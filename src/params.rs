@@ -210,7 +210,7 @@ mod tests {
             (json!({"action": 1}), "action: expected one of create, update, list, get, delete, clear, got number 1"),
             (json!({"action": "get", "id": 1.5}), "id: expected an integer id, got number 1.5"),
             (json!({"action": "get", "id": "1"}), "id: expected an integer id, got string \"1\""),
-            (json!({"action": "get", "id": 1e300}), "id: expected an integer id, got number 1e300"),
+            (json!({"action": "get", "id": 1e300}), "id: expected an integer id, got number 1e+300"),
             (json!({"action": "get", "id": 9007199254740992u64}), "id: expected an integer id, got number 9007199254740992"),
             (json!({"action": "create", "subject": 5}), "subject: expected a string, got number 5"),
             (json!({"action": "update", "status": "done"}), "status: expected one of pending, in_progress, completed, deleted, got string \"done\""),
