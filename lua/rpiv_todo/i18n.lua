@@ -1,89 +1,94 @@
--- rpiv_todo.i18n: UI chrome strings (overlay, /todos) in the user's language.
+-- rpiv_todo.i18n: UI chrome strings (overlay, /todos, status words) in the user's language.
 -- Everything the model reads stays English; only what a person sees goes through here.
--- Bootstrap version: English strings inline; the Fluent-backed version replaces the table.
+--
+-- The messages are Fluent files compiled into the native core (locales/<code>/todo.ftl);
+-- this module only decides which locale to ask for. The locale is resolved lazily on the
+-- first use, through the chain
+--   set_locale() / setup{ locale = ... } -> RPIV_TODO_LOCALE
+--   -> $XDG_CONFIG_HOME/rpiv-i18n/locale.json -> LC_ALL, LC_MESSAGES, LANG -> "en"
+-- and then cached; set_locale() switches at run time, and the next render uses it.
+--
+-- Message ids (the stable vocabulary of the Lua layer):
+--   overlay-heading, overlay-more {count, completed, pending}, overlay-expand-hint {key},
+--   overlay-collapsed, status-pending, status-in_progress, status-completed, status-deleted,
+--   todos-completed {done, total}, todos-in-progress {count}, todos-pending {count},
+--   todos-section-pending, todos-section-in-progress, todos-section-completed,
+--   todos-empty, todos-noninteractive.
+-- Counts must be passed as numbers: translations pick plural forms from them.
 
 local M = {}
 local H = {}
 
--- Supported locale codes, in the order `locales()` reports them.
-H.codes = { "de", "en", "es", "fr", "pt", "pt-BR", "ru", "uk", "zh" }
+-- State: the locale set explicitly (nil: follow the chain), the chain's cached answer,
+-- and the environment overrides handed to the chain (nil: the process environment).
+H.explicit = nil
+H.resolved = nil
+H.env = nil
 
--- English messages. A function receives the args table; a string is returned as is.
-H.en = {
-  ["overlay-heading"] = "Todos",
-  ["overlay-more"] = function(a)
-    local parts = {}
-    if (tonumber(a.completed) or 0) > 0 then
-      parts[#parts + 1] = tostring(a.completed) .. " completed"
-    end
-    if (tonumber(a.pending) or 0) > 0 then
-      parts[#parts + 1] = tostring(a.pending) .. " pending"
-    end
-    local s = "+" .. tostring(a.count) .. " more"
-    if #parts > 0 then
-      s = s .. " (" .. table.concat(parts, ", ") .. ")"
-    end
-    return s
-  end,
-  ["overlay-expand-hint"] = function(a) return tostring(a.key) .. " to expand" end,
-  ["overlay-collapsed"] = "collapsed",
-  ["status-pending"] = "pending",
-  ["status-in_progress"] = "in progress",
-  ["status-completed"] = "completed",
-  ["status-deleted"] = "deleted",
-  ["todos-completed"] = function(a) return tostring(a.done) .. "/" .. tostring(a.total) .. " completed" end,
-  ["todos-in-progress"] = function(a) return tostring(a.count) .. " in progress" end,
-  ["todos-pending"] = function(a) return tostring(a.count) .. " pending" end,
-  ["todos-section-pending"] = "Pending",
-  ["todos-section-in-progress"] = "In Progress",
-  ["todos-section-completed"] = "Completed",
-  ["todos-empty"] = "No todos yet. Ask the agent to plan a multi-step task.",
-  ["todos-noninteractive"] = "/todos needs an interactive UI.",
-}
+function H.core()
+  local core = H.core_module
+  if core == nil then
+    core = require("rpiv_todo.core")
+    H.core_module = core
+  end
+  return core
+end
 
-H.current = "en"
-
----Translate a message id with optional arguments.
+---Translate a message id with optional arguments, in the active locale.
 ---@param id string message id, e.g. "overlay-heading"
----@param args? table<string, string|number> Fluent variables
+---@param args? table<string, string|number> Fluent variables; counts as numbers
 ---@return string
 function M.t(id, args)
-  local msg = H.en[id]
-  if type(msg) == "function" then
-    return msg(args or {})
-  end
-  if msg == nil then
-    return id
-  end
-  return msg
+  return H.core().tr(M.locale(), id, args)
 end
 
 ---The active locale code, e.g. "pt-BR".
 ---@return string
 function M.locale()
-  return H.current
+  if H.explicit ~= nil then
+    return H.explicit
+  end
+  if H.resolved == nil then
+    H.resolved = H.core().resolve_locale(nil, H.env)
+  end
+  return H.resolved
 end
 
 ---Switch the active locale; the next render uses it.
----@param code string one of `M.locales()`
+---@param code string one of `M.locales()`, e.g. "de" or "pt-BR"
 function M.set_locale(code)
-  for _, c in ipairs(H.codes) do
+  local codes = M.locales()
+  for _, c in ipairs(codes) do
     if c == code then
-      H.current = code
+      H.explicit = code
       return
     end
   end
-  error("(rpiv_todo) locale: expected one of " .. table.concat(H.codes, ", "), 0)
+  error("(rpiv_todo) locale: expected one of " .. table.concat(codes, ", "), 0)
+end
+
+---Override environment variables the locale chain reads, e.g. `{ LANG = vim.v.lang }`
+---from Neovim (a name mapped to `false` counts as unset; names not in the table are
+---read from the process). Forgets the cached answer so the next use re-resolves.
+---@param env? table<string, string|false> nil: the process environment only
+function M.set_env(env)
+  if env ~= nil and type(env) ~= "table" then
+    error("(rpiv_todo) locale env: expected a table of environment variables or nil", 0)
+  end
+  H.env = env
+  H.resolved = nil
+end
+
+---Forget the explicit locale and the cached resolution: the next use walks the chain again.
+function M.reset()
+  H.explicit = nil
+  H.resolved = nil
 end
 
 ---Every supported locale code.
 ---@return string[]
 function M.locales()
-  local out = {}
-  for i, c in ipairs(H.codes) do
-    out[i] = c
-  end
-  return out
+  return H.core().locales()
 end
 
 return M
