@@ -79,14 +79,14 @@ function H.check_table(value, base, key)
   local snippet = value.prompt_snippet
   if snippet ~= nil then
     if not H.is_nonempty_string(snippet) then
-      H.fail(key .. ".prompt_snippet", "expected a non-empty string")
+      H.fail(key, "prompt_snippet: expected a non-empty string")
     end
     out.prompt_snippet = snippet
   end
   local guidelines = value.prompt_guidelines
   if guidelines ~= nil then
     if type(guidelines) ~= "table" then
-      H.fail(key .. ".prompt_guidelines", "expected a non-empty list of non-empty strings")
+      H.fail(key, "prompt_guidelines: expected a non-empty list of non-empty strings")
     end
     local n = #guidelines
     local count = 0
@@ -94,14 +94,14 @@ function H.check_table(value, base, key)
       count = count + 1
     end
     if n == 0 or count ~= n then
-      H.fail(key .. ".prompt_guidelines", "expected a non-empty list of non-empty strings")
+      H.fail(key, "prompt_guidelines: expected a non-empty list of non-empty strings")
     end
     -- The list replaces the defaults whole: a host that wants to keep some of them
     -- copies them from M.defaults (or the function form's argument).
     local copy = {}
     for i = 1, n do
       if not H.is_nonempty_string(guidelines[i]) then
-        H.fail(key .. ".prompt_guidelines", "item " .. i .. " must be a non-empty string")
+        H.fail(key, "prompt_guidelines: item " .. i .. " must be a non-empty string")
       end
       copy[i] = guidelines[i]
     end

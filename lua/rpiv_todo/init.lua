@@ -78,103 +78,57 @@ function H.fail(key, expected)
   error("(rpiv_todo) " .. key .. ": " .. expected, 0)
 end
 
--- Collapse key grammar (DESIGN.md), used until the overlay module provides its own.
-H.modifiers = { ctrl = true, shift = true, alt = true, super = true }
-H.named_keys = {}
-for _, k in ipairs({
-  "escape", "esc", "enter", "return", "tab", "space", "backspace", "delete", "insert",
-  "clear", "home", "end", "pageup", "pagedown", "up", "down", "left", "right",
-}) do
-  H.named_keys[k] = true
-end
-for i = 1, 12 do
-  H.named_keys["f" .. i] = true
-end
-
----@param key string
----@return string|nil normalized key, nil when outside the grammar
-function H.normalize_collapse_key(key)
-  local ok, overlay = pcall(require, "rpiv_todo.overlay")
-  if ok and type(overlay) == "table" and type(overlay.normalize_collapse_key) == "function" then
-    return overlay.normalize_collapse_key(key)
-  end
-  local s = key:gsub("^%s+", ""):gsub("%s+$", ""):lower()
-  if s == "off" then
-    return s
-  end
-  if s == "" then
-    return nil
-  end
-  local seen = {}
-  local rest = s
-  while true do
-    local mod, tail = rest:match("^(%a+)%+(.+)$")
-    if mod == nil or not H.modifiers[mod] then
-      break
-    end
-    if seen[mod] then
-      return nil
-    end
-    seen[mod] = true
-    rest = tail
-  end
-  -- One printable character (a single ASCII glyph, or one UTF-8 sequence) or a named key.
-  if H.named_keys[rest] or rest:match("^[%!-%~]$") or rest:match("^[\194-\244][\128-\191]+$") then
-    return s
-  end
-  return nil
-end
-
-H.layout_functions = { heading = true, row = true, summary = true, collapsed_hint = true, spacer = true }
-
----@param value any
+---The overlay module (loaded on demand: it is only needed by setup and the UI).
 ---@return table
+function H.overlay()
+  return require("rpiv_todo.overlay")
+end
+
+---`overlay = { <layout overrides>, theme = ... }` or `overlay = function(default_layout)`.
+---Returns the theme and the layout override, both nil when absent.
+---@param value any
+---@return table|string|nil theme, table|function|nil layout
 function H.check_overlay(value)
+  local overlay = H.overlay()
   if type(value) == "function" then
-    local ok, overlay = pcall(require, "rpiv_todo.overlay")
-    local defaults = ok and type(overlay) == "table" and overlay.default_layout or {}
-    value = value(defaults)
+    return nil, value
   end
   if type(value) ~= "table" then
-    H.fail("overlay", "expected a table of layout overrides (heading, row, summary, collapsed_hint, spacer, glyphs, theme) or a function(default_layout) returning one")
+    H.fail("overlay", "expected a table of layout overrides (heading, row, summary, collapsed_hint, spacer, glyphs) and/or theme, or a function(default_layout) returning the overrides")
   end
-  local out = {}
-  for k, v in pairs(value) do
-    if H.layout_functions[k] then
-      if type(v) ~= "function" then
-        H.fail("overlay." .. tostring(k), "expected a function")
+  local theme = value.theme
+  if theme ~= nil then
+    if type(theme) == "string" then
+      if type(overlay.themes[theme]) ~= "table" then
+        H.fail("overlay", "theme: expected a theme table or the name of a shipped theme (plain, ansi, segments)")
       end
-    elseif k == "glyphs" then
-      if type(v) ~= "table" then
-        H.fail("overlay.glyphs", "expected a table { pending = string, in_progress = string, completed = string }")
-      end
-      for gk, gv in pairs(v) do
-        if type(gv) ~= "string" then
-          H.fail("overlay.glyphs." .. tostring(gk), "expected a string")
+    elseif type(theme) == "table" then
+      for _, fn in ipairs({ "fg", "bold", "strikethrough" }) do
+        if type(theme[fn]) ~= "function" then
+          H.fail("overlay", "theme." .. fn .. ": expected a function")
         end
       end
-    elseif k == "theme" then
-      if type(v) == "string" then
-        local ok, overlay = pcall(require, "rpiv_todo.overlay")
-        local themes = ok and type(overlay) == "table" and overlay.themes or nil
-        if type(themes) ~= "table" or themes[v] == nil then
-          H.fail("overlay.theme", "expected a theme table or the name of a shipped theme (plain, ansi, segments)")
-        end
-      elseif type(v) == "table" then
-        for _, fn in ipairs({ "fg", "bold", "strikethrough" }) do
-          if v[fn] ~= nil and type(v[fn]) ~= "function" then
-            H.fail("overlay.theme." .. fn, "expected a function")
-          end
-        end
-      else
-        H.fail("overlay.theme", "expected a theme table { fg, bold, strikethrough } or a theme name")
+      if theme.finish ~= nil and type(theme.finish) ~= "function" then
+        H.fail("overlay", "theme.finish: expected a function")
       end
     else
-      H.fail("overlay." .. tostring(k), "unknown field (expected heading, row, summary, collapsed_hint, spacer, glyphs, theme)")
+      H.fail("overlay", "theme: expected a theme table { fg, bold, strikethrough } or a theme name")
     end
-    out[k] = v
   end
-  return out
+  local layout = nil
+  for k, v in pairs(value) do
+    if k ~= "theme" then
+      layout = layout or {}
+      layout[k] = v
+    end
+  end
+  if layout ~= nil then
+    local ok, what = overlay.check_layout(layout)
+    if not ok then
+      H.fail("overlay", tostring(what))
+    end
+  end
+  return theme, layout
 end
 
 H.known_keys = { guidance = true, max_widget_lines = true, collapse_key = true, locale = true, overlay = true }
@@ -202,6 +156,7 @@ function M.setup(opts)
     collapse_key = M.defaults.collapse_key,
     overlay = {},
   }
+  local theme, layout = nil, nil
   local lines = opts.max_widget_lines
   if lines ~= nil then
     if type(lines) ~= "number" or lines ~= math.floor(lines) or lines < 3 or lines == math.huge then
@@ -211,14 +166,19 @@ function M.setup(opts)
   end
   local key = opts.collapse_key
   if key ~= nil then
-    local normalized = type(key) == "string" and H.normalize_collapse_key(key) or nil
+    -- Blank is lenient at render time (it means the default) but a mistake in a config.
+    local normalized = nil
+    if type(key) == "string" and key:find("%S") then
+      normalized = H.overlay().normalize_collapse_key(key)
+    end
     if normalized == nil then
       H.fail("collapse_key", "expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. \"ctrl+shift+t\", or \"off\"")
     end
     config.collapse_key = normalized
   end
   if opts.overlay ~= nil then
-    config.overlay = H.check_overlay(opts.overlay)
+    theme, layout = H.check_overlay(opts.overlay)
+    config.overlay = opts.overlay
   end
   -- The locale goes last: it is the one change outside this table, made only when
   -- everything else was valid.
@@ -240,6 +200,11 @@ function M.setup(opts)
   for k, v in pairs(config) do
     M.config[k] = v
   end
+  local overlay = H.overlay()
+  overlay.configure({ max_widget_lines = config.max_widget_lines, collapse_key = config.collapse_key })
+  -- configure() skips nil values; an absent theme or layout means the default again.
+  overlay.config.theme = theme
+  overlay.config.layout = layout
   return M
 end
 
@@ -270,6 +235,22 @@ M.on_compaction = session.on_compaction
 M.on_branch_change = session.on_branch_change
 M.shutdown = session.shutdown
 M.listen = session.listen
+
+---Keep a live overlay (`todo.overlay.new()`) in step with the sessions: it forgets which
+---completed tasks it showed when the foreground list is replayed, shut down, or another
+---session comes to the foreground. Returns a function that detaches it.
+---@param ov rpiv_todo.Overlay
+---@return fun() detach
+function M.attach_overlay(ov)
+  if type(ov) ~= "table" or type(ov.reset) ~= "function" then
+    error("(rpiv_todo) attach_overlay: expected an overlay from todo.overlay.new()", 0)
+  end
+  return session.listen(function(event, id)
+    if event == "foreground" or (event ~= "executed" and id == session.foreground_id()) then
+      ov:reset()
+    end
+  end)
+end
 
 ---The active UI locale code, e.g. "pt-BR".
 ---@return string
