@@ -320,14 +320,14 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<bool> {
                 play_call(&host, args, call_no, &mut branch, opts.width, out)?;
                 if !has_marker && call_no == halfway {
                     let (next, ok) =
-                        compact_and_reload(host, &branch, &config, &config_name, opts, out)?;
+                        compact_and_reload(host, &mut branch, &config, &config_name, opts, out)?;
                     host = next;
                     survived &= ok;
                 }
             }
             Event::Compaction => {
                 let (next, ok) =
-                    compact_and_reload(host, &branch, &config, &config_name, opts, out)?;
+                    compact_and_reload(host, &mut branch, &config, &config_name, opts, out)?;
                 host = next;
                 survived &= ok;
             }
@@ -361,7 +361,11 @@ fn print_spec(host: &Host, out: &mut dyn Write) -> Result<()> {
         .collect::<mlua::Result<_>>()?;
     names.sort_by(|a, b| a.0.cmp(&b.0));
     for (prop, schema) in names {
-        let ty: String = schema.get("type")?;
+        let mut ty: String = schema.get("type")?;
+        if let Some(items) = schema.get::<Option<Table>>("items")? {
+            let item_type: String = items.get("type")?;
+            ty = format!("{ty} of {item_type}");
+        }
         let enumeration: Option<Vec<String>> = schema.get("enum")?;
         let items = match enumeration {
             Some(values) => format!(" ({})", values.join(" | ")),
@@ -400,7 +404,11 @@ fn play_call(
         .and_then(Value::as_str)
         .unwrap_or_default();
     let is_error = result.pointer("/details/error").is_some();
-    writeln!(out, "  result: {text}")?;
+    let mut result_lines = text.lines();
+    writeln!(out, "  result: {}", result_lines.next().unwrap_or_default())?;
+    for more in result_lines {
+        writeln!(out, "          {more}")?;
+    }
     writeln!(out, "  shown: {}", host.render_result(&result)?)?;
     writeln!(out, "  /todos:")?;
     indent(out, "    ", &host.todos()?)?;
@@ -408,7 +416,7 @@ fn play_call(
     if !panel.is_empty() {
         writeln!(out, "  overlay:")?;
         for line in panel {
-            writeln!(out, "    {line}")?;
+            writeln!(out, "{}", format!("    {line}").trim_end())?;
         }
     }
     // The branch entry a host records for a tool result; replay reads `details` back.
@@ -429,7 +437,7 @@ fn play_call(
 /// Compaction, then a reload: the Lua state is dropped and a new one replays the branch.
 fn compact_and_reload(
     host: Host,
-    branch: &[Value],
+    branch: &mut Vec<Value>,
     config: &str,
     config_name: &str,
     opts: &Options,
@@ -439,6 +447,12 @@ fn compact_and_reload(
         .iter()
         .filter(|e| e.pointer("/message/toolName").and_then(Value::as_str) == Some("todo"))
         .count();
+    // Compaction shortens what the model sees, not the branch: the host appends a summary
+    // entry and the tool results stay on the branch for replay to find.
+    branch.push(json!({
+        "type": "compaction",
+        "summary": format!("Earlier conversation summarised ({} entries).", branch.len()),
+    }));
     writeln!(out, "\n=== compaction: the conversation so far is summarised; the branch keeps {} entries ({todo_results} todo results) ===", branch.len())?;
     host.lifecycle("on_compaction", branch)?;
     let before = host.todos()?;

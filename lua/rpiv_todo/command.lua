@@ -23,6 +23,16 @@ function H.t(id, args)
   return require("rpiv_todo.i18n").t(id, args)
 end
 
+---An id as text: integers without the ".0" a float-decoding JSON library leaves under Lua 5.4.
+---@param n any
+---@return string
+function H.num(n)
+  if type(n) == "number" and n == math.floor(n) and n > -2 ^ 53 and n < 2 ^ 53 then
+    return string.format("%d", n)
+  end
+  return tostring(n)
+end
+
 ---@param text string
 ---@return string
 function H.sanitize(text)
@@ -49,7 +59,7 @@ end
 ---@param task rpiv_todo.Task
 ---@return string
 function M.row(task)
-  local parts = { "  ", M.glyphs[task.status] or "?", " #", tostring(task.id), " ", H.sanitize(task.subject or "") }
+  local parts = { "  ", M.glyphs[task.status] or "?", " #", H.num(task.id), " ", H.sanitize(task.subject or "") }
   -- activeForm shows only while the task runs; an empty one is left out (the reference
   -- tests the raw value, so a form that sanitizes to nothing still prints "()").
   local active = task.activeForm
@@ -60,7 +70,7 @@ function M.row(task)
   if type(blocked) == "table" and #blocked > 0 then
     local ids = {}
     for i = 1, #blocked do
-      ids[i] = "#" .. tostring(blocked[i])
+      ids[i] = "#" .. H.num(blocked[i])
     end
     parts[#parts + 1] = "    ⛓ " .. table.concat(ids, ",")
   end

@@ -15,7 +15,10 @@ mod host;
 /// A Lua state with the plugin loaded and the English UI (the recorded strings' locale).
 fn todo_lua() -> (Lua, Table) {
     let lua = support::lua();
-    let todo: Table = support::eval(&lua, "local t = require('rpiv_todo'); t.setup({ locale = 'en' }); return t");
+    let todo: Table = support::eval(
+        &lua,
+        "local t = require('rpiv_todo'); t.setup({ locale = 'en' }); return t",
+    );
     (lua, todo)
 }
 
@@ -43,7 +46,8 @@ fn reference_schema() -> Value {
 
 fn our_schema(lua: &Lua) -> Value {
     let params: LuaValue = support::eval(lua, "return require('rpiv_todo').tool().parameters");
-    lua.from_value(params).expect("the parameter schema converts to JSON")
+    lua.from_value(params)
+        .expect("the parameter schema converts to JSON")
 }
 
 // ---------------------------------------------------------------------------
@@ -55,11 +59,14 @@ fn every_recorded_todos_case_renders_byte_for_byte() {
     let (lua, todo) = todo_lua();
     let command: Table = todo.get("command").unwrap();
     let todos: Function = command.get("todos").unwrap();
-    let empty_text: String = support::eval(&lua, "return require('rpiv_todo.i18n').t('todos-empty')");
+    let empty_text: String =
+        support::eval(&lua, "return require('rpiv_todo.i18n').t('todos-empty')");
     let cases = support::jsonl("command-cases.jsonl");
     assert!(!cases.is_empty());
     for (n, case) in cases.iter().enumerate() {
-        let state = lua.to_value(&json!({ "tasks": case["tasks"], "nextId": case["nextId"] })).unwrap();
+        let state = lua
+            .to_value(&json!({ "tasks": case["tasks"], "nextId": case["nextId"] }))
+            .unwrap();
         let opts = lua.to_value(&json!({ "interactive": true })).unwrap();
         let (text, level): (String, String) = todos.call((state, opts)).unwrap();
         assert_eq!(level, case["level"].as_str().unwrap(), "case {n} level");
@@ -113,7 +120,10 @@ fn todos_reads_a_session_and_shows_active_form_while_in_progress() {
 fn tool_parameters_have_the_structure_of_schema_json() {
     let (lua, _) = todo_lua();
     assert_eq!(strip_descriptions(&our_schema(&lua)), reference_schema());
-    let (name, label): (String, String) = support::eval(&lua, "local s = require('rpiv_todo').tool(); return s.name, s.label");
+    let (name, label): (String, String) = support::eval(
+        &lua,
+        "local s = require('rpiv_todo').tool(); return s.name, s.label",
+    );
     assert_eq!((name.as_str(), label.as_str()), ("todo", "Todo"));
 }
 
@@ -132,11 +142,23 @@ fn every_schema_property_has_a_description_of_its_own() {
 /// Argument shapes and whether the reference schema accepts them.
 const SHAPES: &[(&str, bool)] = &[
     (r#"{"action":"create","subject":"Write the parser"}"#, true),
-    (r#"{"action":"create","subject":"A","blockedBy":[1,2],"owner":"alice","metadata":{"k":1}}"#, true),
+    (
+        r#"{"action":"create","subject":"A","blockedBy":[1,2],"owner":"alice","metadata":{"k":1}}"#,
+        true,
+    ),
     (r#"{"action":"update","id":3,"status":"completed"}"#, true),
-    (r#"{"action":"update","id":3,"addBlockedBy":[1],"removeBlockedBy":[2]}"#, true),
-    (r#"{"action":"update","id":1,"metadata":{"gone":null,"deep":{"list":[1,"x"]}}}"#, true),
-    (r#"{"action":"list","status":"pending","includeDeleted":true}"#, true),
+    (
+        r#"{"action":"update","id":3,"addBlockedBy":[1],"removeBlockedBy":[2]}"#,
+        true,
+    ),
+    (
+        r#"{"action":"update","id":1,"metadata":{"gone":null,"deep":{"list":[1,"x"]}}}"#,
+        true,
+    ),
+    (
+        r#"{"action":"list","status":"pending","includeDeleted":true}"#,
+        true,
+    ),
     (r#"{"action":"get","id":2.5}"#, true),
     (r#"{"action":"clear","extra":"not forbidden"}"#, true),
     (r#"{"action":"delete","id":-1}"#, true),
@@ -147,13 +169,22 @@ const SHAPES: &[(&str, bool)] = &[
     (r#"{"action":null}"#, false),
     (r#"{"action":"update","id":"3"}"#, false),
     (r#"{"action":"update","id":3,"status":"done"}"#, false),
-    (r#"{"action":"update","id":3,"status":"In_Progress"}"#, false),
+    (
+        r#"{"action":"update","id":3,"status":"In_Progress"}"#,
+        false,
+    ),
     (r#"{"action":"create","subject":7}"#, false),
     (r#"{"action":"create","subject":null}"#, false),
-    (r#"{"action":"create","subject":"A","blockedBy":["1"]}"#, false),
+    (
+        r#"{"action":"create","subject":"A","blockedBy":["1"]}"#,
+        false,
+    ),
     (r#"{"action":"create","subject":"A","blockedBy":1}"#, false),
     (r#"{"action":"update","id":1,"addBlockedBy":[true]}"#, false),
-    (r#"{"action":"update","id":1,"removeBlockedBy":{"0":1}}"#, false),
+    (
+        r#"{"action":"update","id":1,"removeBlockedBy":{"0":1}}"#,
+        false,
+    ),
     (r#"{"action":"list","includeDeleted":"yes"}"#, false),
     (r#"{"action":"update","id":1,"metadata":[1]}"#, false),
     (r#"{"action":"update","id":1,"metadata":"k=v"}"#, false),
@@ -170,7 +201,11 @@ fn a_json_schema_validator_accepts_and_rejects_the_same_shapes_with_both_schemas
     let reference = jsonschema::validator_for(&reference_schema()).expect("schema.json compiles");
     for (shape, valid) in SHAPES {
         let instance: Value = serde_json::from_str(shape).unwrap();
-        assert_eq!(reference.is_valid(&instance), *valid, "schema.json on {shape}");
+        assert_eq!(
+            reference.is_valid(&instance),
+            *valid,
+            "schema.json on {shape}"
+        );
         assert_eq!(ours.is_valid(&instance), *valid, "our schema on {shape}");
     }
 }
@@ -200,7 +235,10 @@ fn the_default_guidance_teaches_what_design_md_lists() {
         "activeForm",
         "description",
     ] {
-        assert!(all.contains(needle), "the guidelines do not mention {needle}");
+        assert!(
+            all.contains(needle),
+            "the guidelines do not mention {needle}"
+        );
     }
 }
 
@@ -242,12 +280,24 @@ const BAD_SETUPS: &[(&str, &str)] = &[
     ("guidance", "{ guidance = { prompt_snippet = 5 } }"),
     ("guidance", "{ guidance = { prompt_guidelines = {} } }"),
     ("guidance", "{ guidance = { prompt_guidelines = 'one' } }"),
-    ("guidance", "{ guidance = { prompt_guidelines = { 'a', '' } } }"),
-    ("guidance", "{ guidance = { prompt_guidelines = { 'a', 3 } } }"),
-    ("guidance", "{ guidance = { prompt_guidelines = { [1] = 'a', [3] = 'c' } } }"),
+    (
+        "guidance",
+        "{ guidance = { prompt_guidelines = { 'a', '' } } }",
+    ),
+    (
+        "guidance",
+        "{ guidance = { prompt_guidelines = { 'a', 3 } } }",
+    ),
+    (
+        "guidance",
+        "{ guidance = { prompt_guidelines = { [1] = 'a', [3] = 'c' } } }",
+    ),
     ("guidance", "{ guidance = { snippet = 'typo' } }"),
     ("guidance", "{ guidance = function() return nil end }"),
-    ("guidance", "{ guidance = function() return { prompt_guidelines = {} } end }"),
+    (
+        "guidance",
+        "{ guidance = function() return { prompt_guidelines = {} } end }",
+    ),
     ("max_widget_lines", "{ max_widget_lines = 2 }"),
     ("max_widget_lines", "{ max_widget_lines = 3.5 }"),
     ("max_widget_lines", "{ max_widget_lines = '12' }"),
@@ -265,7 +315,10 @@ const BAD_SETUPS: &[(&str, &str)] = &[
     ("overlay", "{ overlay = { row = 'not a function' } }"),
     ("overlay", "{ overlay = { colour = function() end } }"),
     ("overlay", "{ overlay = { theme = 'neon' } }"),
-    ("overlay", "{ overlay = { theme = { fg = function(_, t) return t end } } }"),
+    (
+        "overlay",
+        "{ overlay = { theme = { fg = function(_, t) return t end } } }",
+    ),
 ];
 
 #[test]
@@ -277,7 +330,10 @@ fn every_invalid_setup_value_raises_naming_its_key() {
             &format!("local ok, err = pcall(require('rpiv_todo').setup, {opts}); return ok, tostring(err)"),
         );
         assert!(!ok, "setup {opts} did not raise");
-        assert!(message.contains(&format!("(rpiv_todo) {key}:")), "setup {opts}: {message:?} does not name {key}");
+        assert!(
+            message.contains(&format!("(rpiv_todo) {key}:")),
+            "setup {opts}: {message:?} does not name {key}"
+        );
     }
 }
 
@@ -297,10 +353,15 @@ fn a_rejected_setup_changes_nothing() {
 #[test]
 fn guidance_overrides_table_function_and_partial() {
     let (lua, _) = todo_lua();
-    let (table_form, function_form, partial, defaults_len, seen): (Vec<String>, Vec<String>, Vec<String>, i64, String) =
-        support::eval(
-            &lua,
-            r#"local todo = require('rpiv_todo')
+    let (table_form, function_form, partial, defaults_len, seen): (
+        Vec<String>,
+        Vec<String>,
+        Vec<String>,
+        i64,
+        String,
+    ) = support::eval(
+        &lua,
+        r#"local todo = require('rpiv_todo')
                todo.setup({ guidance = { prompt_snippet = 'S', prompt_guidelines = { 'Only this.' } } })
                local a = todo.tool().prompt_guidelines
                local seen
@@ -313,15 +374,32 @@ fn guidance_overrides_table_function_and_partial() {
                todo.setup({ guidance = { prompt_snippet = 'only the snippet' } })
                local c = todo.tool().prompt_guidelines
                return a, b, c, #todo.guidance.defaults.prompt_guidelines, seen"#,
-        );
-    let defaults: Vec<String> = support::eval(&lua, "return require('rpiv_todo').guidance.defaults.prompt_guidelines");
-    assert_eq!(table_form, vec!["Only this.".to_owned()], "a list replaces the defaults whole");
+    );
+    let defaults: Vec<String> = support::eval(
+        &lua,
+        "return require('rpiv_todo').guidance.defaults.prompt_guidelines",
+    );
+    assert_eq!(
+        table_form,
+        vec!["Only this.".to_owned()],
+        "a list replaces the defaults whole"
+    );
     assert_eq!(function_form.len(), 9);
-    assert_eq!(function_form[..8], defaults[..], "the function received the defaults");
+    assert_eq!(
+        function_form[..8],
+        defaults[..],
+        "the function received the defaults"
+    );
     assert_eq!(function_form[8], "Ninth.");
-    assert_eq!(partial, defaults, "a snippet alone keeps the default guidelines");
+    assert_eq!(
+        partial, defaults,
+        "a snippet alone keeps the default guidelines"
+    );
     assert_eq!(defaults_len, 8, "the exported defaults are untouched");
-    let default_snippet: String = support::eval(&lua, "return require('rpiv_todo').guidance.defaults.prompt_snippet");
+    let default_snippet: String = support::eval(
+        &lua,
+        "return require('rpiv_todo').guidance.defaults.prompt_snippet",
+    );
     assert_eq!(seen, default_snippet);
 }
 
@@ -336,7 +414,15 @@ fn setup_normalizes_the_collapse_key_and_reaches_the_overlay() {
            todo.setup({ collapse_key = '  Ctrl+Shift+X ', max_widget_lines = 7 })
            return todo.config.collapse_key, off, todo.overlay.config.collapse_key, todo.overlay.config.max_widget_lines"#,
     );
-    assert_eq!((key.as_str(), off.as_str(), overlay_key.as_str(), overlay_lines), ("ctrl+shift+x", "off", "ctrl+shift+x", 7));
+    assert_eq!(
+        (
+            key.as_str(),
+            off.as_str(),
+            overlay_key.as_str(),
+            overlay_lines
+        ),
+        ("ctrl+shift+x", "off", "ctrl+shift+x", 7)
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -395,27 +481,40 @@ fn tool_execute_is_session_execute() {
     let direct: Table = support::eval(&lua, "return require('rpiv_todo').session('direct')");
     let ctx = lua.to_value(&json!({ "session": "via-tool" })).unwrap();
     for call in &calls {
-        let via_tool: LuaValue = execute.call((lua.to_value(call).unwrap(), ctx.clone())).unwrap();
-        let via_session: LuaValue = direct.call_method("execute", lua.to_value(call).unwrap()).unwrap();
+        let via_tool: LuaValue = execute
+            .call((lua.to_value(call).unwrap(), ctx.clone()))
+            .unwrap();
+        let via_session: LuaValue = direct
+            .call_method("execute", lua.to_value(call).unwrap())
+            .unwrap();
         let a: Value = lua.from_value(via_tool).unwrap();
         let b: Value = lua.from_value(via_session).unwrap();
         assert_eq!(a, b, "{call}");
     }
     // A context without a session runs in "default"; the two above never touched it.
-    let n: i64 = support::eval(&lua, "return #require('rpiv_todo').session('default'):state().tasks");
+    let n: i64 = support::eval(
+        &lua,
+        "return #require('rpiv_todo').session('default'):state().tasks",
+    );
     assert_eq!(n, 0);
     let created: String = support::eval(
         &lua,
         "local t = require('rpiv_todo'); return t.tool().execute({ action = 'create', subject = 'X' }).content[1].text",
     );
     assert_eq!(created, "Created #1: X (pending)");
-    let n: i64 = support::eval(&lua, "return #require('rpiv_todo').session('default'):state().tasks");
+    let n: i64 = support::eval(
+        &lua,
+        "return #require('rpiv_todo').session('default'):state().tasks",
+    );
     assert_eq!(n, 1);
 }
 
 /// Play calls through the JSON path and record the branch a host would keep.
 fn play(lua: &Lua, session: &str, calls: &[Value]) -> Vec<Value> {
-    let s: Table = support::eval(lua, &format!("return require('rpiv_todo').session({session:?})"));
+    let s: Table = support::eval(
+        lua,
+        &format!("return require('rpiv_todo').session({session:?})"),
+    );
     let mut branch = vec![json!({"type":"message","message":{"role":"user","content":"plan it"}})];
     for call in calls {
         let out: String = s.call_method("execute_json", call.to_string()).unwrap();
@@ -428,7 +527,12 @@ fn play(lua: &Lua, session: &str, calls: &[Value]) -> Vec<Value> {
 }
 
 fn todos_of(lua: &Lua, session: &str) -> String {
-    support::eval(lua, &format!("local t = require('rpiv_todo'); return (t.command.todos(t.session({session:?})))"))
+    support::eval(
+        lua,
+        &format!(
+            "local t = require('rpiv_todo'); return (t.command.todos(t.session({session:?})))"
+        ),
+    )
 }
 
 #[test]
@@ -472,7 +576,10 @@ fn a_list_survives_compaction_and_a_reload_by_replay() {
         "local s = require('rpiv_todo').session('long')
          return _G.replays, s:state().nextId, s:execute({ action = 'create', subject = 'D' }).content[1].text",
     );
-    assert_eq!((replays, next_id, created.as_str()), (1, 4, "Created #4: D (pending)"));
+    assert_eq!(
+        (replays, next_id, created.as_str()),
+        (1, 4, "Created #4: D (pending)")
+    );
 }
 
 #[test]
@@ -507,7 +614,10 @@ fn shutdown_evicts_and_the_foreground_follows_the_host() {
            todo.tool().execute({ action = 'create', subject = 'B' })
            return evicted, before, todo.foreground().id, #todo.session('default'):state().tasks"#,
     );
-    assert_eq!((evicted, fg_before.as_str(), fg_after.as_str(), in_default), (0, "default", "work", 1));
+    assert_eq!(
+        (evicted, fg_before.as_str(), fg_after.as_str(), in_default),
+        (0, "default", "work", 1)
+    );
 }
 
 #[test]
@@ -550,7 +660,10 @@ fn render_call_and_render_result_name_the_task_and_its_status() {
 
 #[test]
 fn the_example_host_plays_its_session_and_the_list_survives_the_reload() {
-    let opts = host::Options { plain: true, ..host::Options::default() };
+    let opts = host::Options {
+        plain: true,
+        ..host::Options::default()
+    };
     let mut out = Vec::new();
     let survived = host::run(&opts, &mut out).expect("the host runs");
     let text = String::from_utf8(out).expect("UTF-8 output");
@@ -559,23 +672,43 @@ fn the_example_host_plays_its_session_and_the_list_survives_the_reload() {
     let has = |needle: &str| lines.iter().any(|l| l.contains(needle));
     // The spec it registers, with the config's override applied.
     assert!(has("name: todo    label: Todo"));
-    assert!(has("  action: string (create | update | list | get | delete | clear), required"));
+    assert!(has(
+        "  action: string (create | update | list | get | delete | clear), required"
+    ));
     assert!(has("(this project: one task per pull-request step)"));
-    assert!(has("  9. In this repository a task is completed only when `npm test` passes"));
+    assert!(has(
+        "  9. In this repository a task is completed only when `npm test` passes"
+    ));
     // Calls, their results (including the rejected ones) and /todos.
-    assert!(has("[call 1] todo + create Read the current middleware stack"));
-    assert!(has("  result: Created #1: Read the current middleware stack (pending)"));
+    assert!(has(
+        "[call 1] todo + create Read the current middleware stack"
+    ));
+    assert!(has(
+        "  result: Created #1: Read the current middleware stack (pending)"
+    ));
     assert!(has("  result: Error: addBlockedBy: #9 not found"));
-    assert!(has("  result: Error: illegal transition completed → in_progress"));
-    assert!(has("  result: Error: addBlockedBy would create a cycle in the blockedBy graph"));
-    assert!(has("  result: No change: #5 already matches the requested values (status: completed)"));
+    assert!(has(
+        "  result: Error: illegal transition completed → in_progress"
+    ));
+    assert!(has(
+        "  result: Error: addBlockedBy would create a cycle in the blockedBy graph"
+    ));
+    assert!(has(
+        "  result: No change: #5 already matches the requested values (status: completed)"
+    ));
     assert!(has("    1 in progress · 4 pending"));
     // Compaction, reload, replay.
     assert!(has("=== reload: Lua state dropped; new state, config loaded again, list replayed from the branch ==="));
     assert!(has("  the list survived the reload: /todos is identical"));
-    assert!(has("  result: Created #6: Fix refill rounding for slow rates (pending)"), "ids continue after the replay");
+    assert!(
+        has("  result: Created #6: Fix refill rounding for slow rates (pending)"),
+        "ids continue after the replay"
+    );
     // The end: every live task completed.
-    let end = text.split("=== end of session").nth(1).expect("an end section");
+    let end = text
+        .split("=== end of session")
+        .nth(1)
+        .expect("an end section");
     assert!(end.contains("6/6 completed"), "{end}");
     assert!(!end.contains("Benchmark"), "tombstones are not listed");
 }
@@ -596,15 +729,26 @@ fn the_example_host_reads_a_users_session_and_config() {
     )
     .unwrap();
     let opts = host::parse_args(
-        ["--session", session.to_str().unwrap(), "--config", config.to_str().unwrap(), "--plain", "--width", "60"]
-            .map(String::from),
+        [
+            "--session",
+            session.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--plain",
+            "--width",
+            "60",
+        ]
+        .map(String::from),
     )
     .unwrap()
     .unwrap();
     let mut out = Vec::new();
     assert!(host::run(&opts, &mut out).unwrap());
     let text = String::from_utf8(out).unwrap();
-    assert!(text.contains("prompt snippet: mine\nprompt guidelines:\n  1. only\n"), "{text}");
+    assert!(
+        text.contains("prompt snippet: mine\nprompt guidelines:\n  1. only\n"),
+        "{text}"
+    );
     // Three calls, no marker: the reload comes after the second.
     let reload = text.find("=== reload").expect("a reload");
     let third = text.find("[call 3]").expect("a third call");

@@ -1,18 +1,24 @@
 -- tests/lua/layer_spec.lua: the Lua layer's key checks (setup, tool spec, sessions, replay,
--- /todos) from a real interpreter against the built module. Run from the crate root:
+-- /todos) from a real interpreter against the built module. scripts/test.sh runs it per
+-- flavour (LUA_PATH/LUA_CPATH, RPIV_ROOT, RPIV_SHARED set); by hand, from the crate root:
 --   luajit tests/lua/layer_spec.lua      (also lua5.1, lua5.4)
 -- with lua/rpiv_todo/core.so built for that interpreter. Exits non-zero on any failure.
 -- Expected values come from ../shared/conformance and the spec, not from this code.
 
-package.path = "lua/?.lua;lua/?/init.lua;tests/lua/?.lua;" .. package.path
-package.cpath = "lua/?.so;" .. package.cpath
-
 local H = {}
 
-H.conformance = os.getenv("RPIV_CONFORMANCE") or "../shared/conformance/"
+H.root = os.getenv("RPIV_ROOT") or "."
+if not os.getenv("LUA_PATH") then
+  package.path = H.root .. "/lua/?.lua;" .. H.root .. "/lua/?/init.lua;" .. H.root .. "/tests/lua/?.lua;" .. package.path
+end
+if not os.getenv("LUA_CPATH") then
+  package.cpath = H.root .. "/lua/?.so;" .. package.cpath
+end
+H.conformance = (os.getenv("RPIV_SHARED") or (H.root .. "/../shared")) .. "/conformance/"
 
+-- cjson before the core, so both use the same array marker.
 local has_cjson, cjson = pcall(require, "cjson")
-H.json = has_cjson and cjson or dofile("tests/lua/json.lua")
+H.json = has_cjson and cjson or dofile(H.root .. "/tests/lua/json.lua")
 
 local todo = require("rpiv_todo")
 local core = require("rpiv_todo.core")
