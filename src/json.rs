@@ -180,6 +180,8 @@ pub fn state_from_value(v: &Value) -> Result<State> {
     };
     let tasks = match map.get("tasks") {
         None | Some(Value::Null) => Vec::new(),
+        // As for blockedBy: an empty Lua table is an empty list.
+        Some(Value::Object(m)) if m.is_empty() => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
             .enumerate()

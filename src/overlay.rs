@@ -36,9 +36,13 @@ pub struct Counts {
 }
 
 pub fn counts(tasks: &[Task]) -> Counts {
+    counts_of(tasks.iter().map(|t| t.status))
+}
+
+fn counts_of(statuses: impl Iterator<Item = Status>) -> Counts {
     let mut c = Counts::default();
-    for t in tasks {
-        match t.status {
+    for s in statuses {
+        match s {
             Status::Pending => c.pending += 1,
             Status::InProgress => c.in_progress += 1,
             Status::Completed => c.completed += 1,
@@ -54,13 +58,19 @@ pub fn counts(tasks: &[Task]) -> Counts {
 /// the caller's mistake (the Lua layer floors `max_widget_lines` at 3) and yields an
 /// empty selection with everything counted as hidden, never a panic.
 pub fn overlay_layout(tasks: &[Task], budget: usize) -> Layout {
-    let c = counts(tasks);
-    let live = |t: &&Task| t.status != Status::Deleted;
+    let statuses: Vec<Status> = tasks.iter().map(|t| t.status).collect();
+    select(&statuses, budget)
+}
+
+/// The selection itself, on statuses alone (index = position in the list): the Lua
+/// boundary reads only `status` from a host's task tables.
+pub fn select(statuses: &[Status], budget: usize) -> Layout {
+    let c = counts_of(statuses.iter().copied());
     if c.total <= budget {
-        let visible = tasks
+        let visible = statuses
             .iter()
             .enumerate()
-            .filter(|(_, t)| live(t))
+            .filter(|(_, s)| **s != Status::Deleted)
             .map(|(i, _)| i)
             .collect();
         return Layout {
@@ -81,8 +91,8 @@ pub fn overlay_layout(tasks: &[Task], budget: usize) -> Layout {
 
     let mut visible = Vec::with_capacity(rows);
     let (mut kept_completed, mut kept_unfinished) = (0, 0);
-    for (i, t) in tasks.iter().enumerate() {
-        match t.status {
+    for (i, s) in statuses.iter().enumerate() {
+        match s {
             Status::Deleted => {}
             Status::Completed => {
                 if kept_completed < keep_completed {

@@ -31,7 +31,13 @@ impl Status {
     }
 
     pub fn parse(s: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|st| st.as_str() == s)
+        Status::parse_bytes(s.as_bytes())
+    }
+
+    pub fn parse_bytes(s: &[u8]) -> Option<Status> {
+        Status::ALL
+            .into_iter()
+            .find(|st| st.as_str().as_bytes() == s)
     }
 
     /// The transition table of the seed. A move to the current status is always allowed

@@ -12,7 +12,7 @@ use mlua::{Lua, LuaSerdeExt, Table, Value as LuaValue};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::task::State;
+use crate::task::{State, Status};
 use list::List;
 
 /// Per-Lua-state values the conversions need: the array metatable and the null values.
@@ -223,43 +223,53 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
 }
 
 /// `{ visible = { task... }, hiddenCompleted, truncatedTail }`. A list handle is read in
-/// place; from a table, the visible entries are the caller's own task tables.
+/// place; from a table only each task's `status` is read (the overlay renders on every
+/// tool call) and the visible entries are the caller's own task tables.
 fn overlay_layout(lua: &Lua, state: &LuaValue, budget: usize) -> mlua::Result<Table> {
     let ctx = Ctx::get(lua)?;
-    let out = lua.create_table_with_capacity(0, 3)?;
-    let (layout, visible) = if let LuaValue::UserData(ud) = state {
-        let list = ud.borrow::<List>()?;
-        let layout = crate::overlay::overlay_layout(&list.state.tasks, budget);
-        let shown = State {
-            tasks: layout
-                .visible
-                .iter()
-                .map(|&i| list.state.tasks[i].clone())
-                .collect(),
-            next_id: list.state.next_id,
-        };
-        let visible = to_lua::state(lua, &ctx.array_mt, &shown)?.get::<Table>("tasks")?;
-        (layout, visible)
-    } else {
-        let s = state_arg(lua, &ctx, state, "overlay_layout")?;
-        let layout = crate::overlay::overlay_layout(&s.tasks, budget);
-        let tasks: Table = match state {
-            LuaValue::Table(t) => t.get("tasks")?,
-            _ => to_lua::state(lua, &ctx.array_mt, &s)?.get("tasks")?,
-        };
-        let visible = lua.create_table_with_capacity(layout.visible.len(), 0)?;
-        for &i in &layout.visible {
-            visible.raw_push(tasks.raw_get::<LuaValue>(i + 1)?)?;
+    match state {
+        LuaValue::UserData(ud) => {
+            let list = ud.borrow::<List>()?;
+            let statuses: Vec<Status> = list.state.tasks.iter().map(|t| t.status).collect();
+            let layout = crate::overlay::select(&statuses, budget);
+            to_lua::layout(
+                lua,
+                &ctx.array_mt,
+                &layout,
+                LuaValue::Nil,
+                &list.state.tasks,
+            )
         }
-        if layout.visible.is_empty() {
-            visible.set_metatable(Some(ctx.array_mt.clone()))?;
+        LuaValue::Table(t) => {
+            let tasks = match t.raw_get::<LuaValue>("tasks")? {
+                LuaValue::Table(tasks) => tasks,
+                LuaValue::Nil => lua.create_table()?,
+                other => {
+                    return Err(api_error(
+                        "overlay_layout",
+                        Error::input("tasks", "an array", other.type_name()),
+                    ))
+                }
+            };
+            let statuses = to_lua::statuses(lua, &tasks)?.map_err(|(at, got)| {
+                api_error(
+                    "overlay_layout",
+                    Error::input(
+                        format!("tasks[{at}].status"),
+                        "one of pending, in_progress, completed, deleted",
+                        got,
+                    ),
+                )
+            })?;
+            let layout = crate::overlay::select(&statuses, budget);
+            to_lua::layout(lua, &ctx.array_mt, &layout, LuaValue::Table(tasks), &[])
         }
-        (layout, visible)
-    };
-    out.set("visible", visible)?;
-    out.set("hiddenCompleted", layout.hidden_completed)?;
-    out.set("truncatedTail", layout.truncated_tail)?;
-    Ok(out)
+        other => {
+            let s = state_arg(lua, &ctx, other, "overlay_layout")?;
+            let layout = crate::overlay::overlay_layout(&s.tasks, budget);
+            to_lua::layout(lua, &ctx.array_mt, &layout, LuaValue::Nil, &s.tasks)
+        }
+    }
 }
 
 /// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.

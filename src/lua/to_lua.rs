@@ -9,7 +9,7 @@ use mlua::{ffi, Lua, Table, Value as LuaValue};
 use serde_json::Value;
 
 use crate::reducer::Reply;
-use crate::task::{State, Task};
+use crate::task::{State, Status, Task};
 
 type L = *mut ffi::lua_State;
 
@@ -195,6 +195,82 @@ pub fn result(
                 set_str(l, c"error", e);
             }
             ffi::lua_setfield(l, -2, c"details".as_ptr());
+            keep_top(l);
+        })
+    }
+}
+
+/// The `status` of every entry of a host's `tasks` array, read with the raw API (one
+/// protected call for the whole scan). `Err((position, what))` names the first entry
+/// whose status is not one of the four.
+#[allow(clippy::type_complexity)]
+pub fn statuses(lua: &Lua, tasks: &Table) -> mlua::Result<Result<Vec<Status>, (usize, String)>> {
+    let mut out = Ok(Vec::new());
+    // SAFETY: reads only; the one Vec is owned outside the closure, so a Lua error
+    // unwinding through it leaks nothing.
+    unsafe {
+        lua.exec_raw::<()>(tasks, |l| {
+            let n = ffi::lua_rawlen(l, 1) as usize;
+            let mut found = Vec::with_capacity(n);
+            for i in 1..=n {
+                ffi::lua_rawgeti(l, 1, i as _);
+                let status = if ffi::lua_istable(l, -1) != 0 {
+                    ffi::lua_getfield(l, -1, c"status".as_ptr());
+                    let mut len = 0usize;
+                    let p = ffi::lua_tolstring(l, -1, &mut len);
+                    let s = if p.is_null() || ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
+                        None
+                    } else {
+                        Status::parse_bytes(std::slice::from_raw_parts(p.cast::<u8>(), len))
+                    };
+                    ffi::lua_settop(l, -3);
+                    s
+                } else {
+                    ffi::lua_settop(l, -2);
+                    None
+                };
+                match status {
+                    Some(s) => found.push(s),
+                    None => {
+                        out = Err((i, "something else".to_owned()));
+                        return;
+                    }
+                }
+            }
+            out = Ok(found);
+            ffi::lua_settop(l, 0);
+        })?;
+    }
+    Ok(out)
+}
+
+/// The layout as Lua: visible entries are taken from `host_tasks` (the caller's own
+/// tables) when it is a table, otherwise built from `tasks`.
+pub fn layout(
+    lua: &Lua,
+    array_mt: &Table,
+    layout: &crate::overlay::Layout,
+    host_tasks: LuaValue,
+    tasks: &[Task],
+) -> mlua::Result<Table> {
+    const HOST_TASKS: c_int = 2;
+    // SAFETY: as in `state`.
+    unsafe {
+        lua.exec_raw((array_mt, host_tasks), |l| {
+            let from_host = ffi::lua_istable(l, HOST_TASKS) != 0;
+            ffi::lua_createtable(l, 0, 3);
+            new_array(l, layout.visible.len());
+            for (k, &i) in layout.visible.iter().enumerate() {
+                if from_host {
+                    ffi::lua_rawgeti(l, HOST_TASKS, (i + 1) as _);
+                } else {
+                    push_task(l, &tasks[i]);
+                }
+                ffi::lua_rawseti(l, -2, (k + 1) as _);
+            }
+            ffi::lua_setfield(l, -2, c"visible".as_ptr());
+            set_int(l, c"hiddenCompleted", layout.hidden_completed as i64);
+            set_int(l, c"truncatedTail", layout.truncated_tail as i64);
             keep_top(l);
         })
     }
