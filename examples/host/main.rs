@@ -412,7 +412,8 @@ fn play_call(
     writeln!(out, "  shown: {}", host.render_result(&result)?)?;
     writeln!(out, "  /todos:")?;
     indent(out, "    ", &host.todos()?)?;
-    let panel = host.overlay_lines(width)?;
+    // The panel is printed indented by four columns.
+    let panel = host.overlay_lines(width.saturating_sub(4))?;
     if !panel.is_empty() {
         writeln!(out, "  overlay:")?;
         for line in panel {

@@ -19,10 +19,11 @@ M.version = "0.1.0"
 H.ok, H.core = pcall(require, "rpiv_todo.core")
 if not H.ok then
   error(
-    "(rpiv_todo) core: the native module rpiv_todo.core could not be loaded. Build it with\n"
-      .. "  cargo build --release --lib --no-default-features --features module,luajit\n"
-      .. "(or lua51 / lua54 to match your interpreter) and copy target/release/librpiv_todo.so\n"
-      .. "to lua/rpiv_todo/core.so; Rust hosts call rpiv_todo::preload(&lua). Cause: "
+    "(rpiv_todo) core: the native module rpiv_todo.core could not be loaded. Build it for\n"
+      .. "your interpreter with  scripts/build-module.sh <luajit|lua51|lua54>  (Neovim: luajit),\n"
+      .. "which runs  cargo build --release --lib --no-default-features --features module,<flavour>\n"
+      .. "and puts the library at lua/rpiv_todo/core.so. Rust hosts call rpiv_todo::preload(&lua).\n"
+      .. "Cause: "
       .. tostring(H.core),
     0
   )

@@ -697,6 +697,10 @@ fn the_example_host_plays_its_session_and_the_list_survives_the_reload() {
         "  result: No change: #5 already matches the requested values (status: completed)"
     ));
     assert!(has("    1 in progress · 4 pending"));
+    // The overlay panel under each call (plain theme with --plain).
+    assert!(has("    ● Todos (0/1)"));
+    assert!(has("    └─ ○ Read the current middleware stack"));
+    assert!(has("    ├─ ◐ #1 Read the current middleware stack (Reading the middleware stack)"));
     // Compaction, reload, replay.
     assert!(has("=== reload: Lua state dropped; new state, config loaded again, list replayed from the branch ==="));
     assert!(has("  the list survived the reload: /todos is identical"));
