@@ -62,6 +62,14 @@ skip() {
     printf '\n%s==> %s not run: %s%s\n' "$C_YELLOW" "$1" "$2" "$C_OFF"
 }
 
+# absent NAME WHY: record a group of tests that does not exist (yet); not a failure.
+absent() {
+    STEP_NAMES+=("$1")
+    STEP_SECONDS+=(0)
+    STEP_RESULTS+=("SKIP ($2)")
+    printf '\n%s==> %s: %s%s\n' "$C_YELLOW" "$1" "$2" "$C_OFF"
+}
+
 # True when every step recorded so far under a name starting with $1 passed.
 steps_passed() {
     local i
@@ -80,6 +88,8 @@ summary() {
     for i in "${!STEP_NAMES[@]}"; do
         if [[ ${STEP_RESULTS[$i]} == PASS ]]; then
             printf '  %sPASS%s  %4ss  %s\n' "$C_GREEN" "$C_OFF" "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}"
+        elif [[ ${STEP_RESULTS[$i]} == SKIP* ]]; then
+            printf '  %s%s%s  %4ss  %s\n' "$C_YELLOW" "${STEP_RESULTS[$i]}" "$C_OFF" "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}"
         else
             failed=$((failed + 1))
             printf '  %s%s%s  %4ss  %s\n' "$C_RED" "${STEP_RESULTS[$i]}" "$C_OFF" "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}"

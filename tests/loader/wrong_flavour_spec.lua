@@ -21,7 +21,7 @@ T.test("a " .. tostring(H.build) .. " build in " .. tostring(H.flavour) .. " is 
   if not ok then
     T.eq(type(core), "string", "type of the error")
     T.contains(core, "rpiv_todo", "error message")
-    T.note("refused: " .. (core:gsub("\n.*", "")))
+    T.note("refused: " .. (core:gsub("%s*\n%s*", " ")))
     return
   end
   if not H.compatible then
