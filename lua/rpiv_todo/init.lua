@@ -92,6 +92,12 @@ end
 function H.check_overlay(value)
   local overlay = H.overlay()
   if type(value) == "function" then
+    -- The overlay calls it with the default layout when it renders; call it once now so
+    -- a bad result is reported here, by key, rather than at the first render.
+    local ok, what = overlay.check_layout(value(overlay.default_layout))
+    if not ok then
+      H.fail("overlay", "the function returned an invalid layout: " .. tostring(what))
+    end
     return nil, value
   end
   if type(value) ~= "table" then

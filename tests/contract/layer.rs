@@ -313,6 +313,8 @@ const BAD_SETUPS: &[(&str, &str)] = &[
     ("locale", "{ locale = 7 }"),
     ("overlay", "{ overlay = 5 }"),
     ("overlay", "{ overlay = { row = 'not a function' } }"),
+    ("overlay", "{ overlay = function() return { row = 1 } end }"),
+    ("overlay", "{ overlay = function() return 'x' end }"),
     ("overlay", "{ overlay = { colour = function() end } }"),
     ("overlay", "{ overlay = { theme = 'neon' } }"),
     (
@@ -423,6 +425,22 @@ fn setup_normalizes_the_collapse_key_and_reaches_the_overlay() {
         ),
         ("ctrl+shift+x", "off", "ctrl+shift+x", 7)
     );
+}
+
+#[test]
+fn setup_overlay_replaces_one_layout_function_until_the_next_setup() {
+    let (lua, _) = todo_lua();
+    let (custom, restored): (Vec<String>, Vec<String>) = support::eval(
+        &lua,
+        r#"local todo = require('rpiv_todo')
+           local state = { tasks = { { id = 1, subject = 'A', status = 'pending' } }, nextId = 2 }
+           todo.setup({ overlay = { row = function(ctx, row) return 'task ' .. row.subject end, theme = 'plain' } })
+           local custom = todo.overlay.render(state, { width = 1000 })
+           todo.setup({})
+           return custom, todo.overlay.render(state, { width = 1000 })"#,
+    );
+    assert_eq!(custom, ["● Todos (0/1)", "└─ task A", ""]);
+    assert_eq!(restored, ["● Todos (0/1)", "└─ ○ A", ""]);
 }
 
 // ---------------------------------------------------------------------------
@@ -700,7 +718,9 @@ fn the_example_host_plays_its_session_and_the_list_survives_the_reload() {
     // The overlay panel under each call (plain theme with --plain).
     assert!(has("    ● Todos (0/1)"));
     assert!(has("    └─ ○ Read the current middleware stack"));
-    assert!(has("    ├─ ◐ #1 Read the current middleware stack (Reading the middleware stack)"));
+    assert!(has(
+        "    ├─ ◐ #1 Read the current middleware stack (Reading the middleware stack)"
+    ));
     // Compaction, reload, replay.
     assert!(has("=== reload: Lua state dropped; new state, config loaded again, list replayed from the branch ==="));
     assert!(has("  the list survived the reload: /todos is identical"));

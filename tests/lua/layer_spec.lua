@@ -252,6 +252,8 @@ H.bad_setups = {
   { "locale", { locale = 7 } },
   { "overlay", { overlay = 5 } },
   { "overlay", { overlay = { row = "not a function" } } },
+  { "overlay", { overlay = function() return { row = 1 } end } },
+  { "overlay", { overlay = function() return "x" end } },
   { "overlay", { overlay = { colour = function() end } } },
   { "overlay", { overlay = { theme = "neon" } } },
   { "overlay", { overlay = { theme = { fg = function(_, t) return t end } } } },
