@@ -39,7 +39,7 @@ pub fn counts(tasks: &[Task]) -> Counts {
     counts_of(tasks.iter().map(|t| t.status))
 }
 
-fn counts_of(statuses: impl Iterator<Item = Status>) -> Counts {
+pub fn counts_of(statuses: impl Iterator<Item = Status>) -> Counts {
     let mut c = Counts::default();
     for s in statuses {
         match s {

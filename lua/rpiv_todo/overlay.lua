@@ -698,8 +698,21 @@ end
 function M.render(state, opts)
   opts = opts or {}
   local cfg = M.config
-  local tasks = (type(state) == "table" and type(state.tasks) == "table") and state.tasks or {}
-  local counts, show_ids = H.scan(tasks)
+  local tasks, counts, show_ids, sel
+  if type(state) == "userdata" then
+    -- A `core.list` handle: selection, counts and showIds come back in one native call
+    -- that reads no Lua tables (the fast path for live UIs; see README "Performance").
+    local budget = opts.expanded and 2147483647
+      or math.floor(H.max_widget_lines(opts.max_widget_lines == nil and cfg.max_widget_lines or opts.max_widget_lines)) - 1
+    sel = H.core().overlay_layout(state, budget, opts.hidden)
+    local c = sel.counts
+    counts = { total = c.total, pending = c.pending, in_progress = c.inProgress, completed = c.completed }
+    show_ids = sel.showIds
+    tasks = sel.visible
+  else
+    tasks = (type(state) == "table" and type(state.tasks) == "table") and state.tasks or {}
+    counts, show_ids = H.scan(tasks)
+  end
   if counts.total == 0 then
     return {}
   end
@@ -745,7 +758,10 @@ function M.render(state, opts)
       budget = math.min(math.floor(H.max_widget_lines(mwl)) - 1, counts.total)
     end
     local visible, hidden_completed, truncated
-    if budget >= counts.total then
+    if sel then
+      visible = sel.visible
+      hidden_completed, truncated = math.floor(sel.hiddenCompleted), math.floor(sel.truncatedTail)
+    elseif budget >= counts.total then
       -- Everything fits: the selection is every live task, no native round trip.
       visible = {}
       for i = 1, #tasks do

@@ -214,9 +214,13 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     core.set(
         "overlay_layout",
-        lua.create_function(|lua, (state, budget): (LuaValue, usize)| {
-            guarded("overlay_layout", || overlay_layout(lua, &state, budget))
-        })?,
+        lua.create_function(
+            |lua, (state, budget, hidden): (LuaValue, usize, Option<Table>)| {
+                guarded("overlay_layout", || {
+                    overlay_layout(lua, &state, budget, hidden)
+                })
+            },
+        )?,
     )?;
     i18n::register(lua, &core)?;
     Ok(core)
@@ -225,20 +229,31 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
 /// `{ visible = { task... }, hiddenCompleted, truncatedTail }`. A list handle is read in
 /// place; from a table only each task's `status` is read (the overlay renders on every
 /// tool call) and the visible entries are the caller's own task tables.
-fn overlay_layout(lua: &Lua, state: &LuaValue, budget: usize) -> mlua::Result<Table> {
+fn overlay_layout(
+    lua: &Lua,
+    state: &LuaValue,
+    budget: usize,
+    hidden: Option<Table>,
+) -> mlua::Result<Table> {
     let ctx = Ctx::get(lua)?;
     match state {
         LuaValue::UserData(ud) => {
             let list = ud.borrow::<List>()?;
-            let statuses: Vec<Status> = list.state.tasks.iter().map(|t| t.status).collect();
+            // Tasks the live overlay already retired (completed in an earlier turn).
+            let retired = |id: i64| {
+                hidden
+                    .as_ref()
+                    .is_some_and(|h| h.raw_get::<bool>(id).unwrap_or(false))
+            };
+            let tasks: Vec<&crate::task::Task> =
+                list.state.tasks.iter().filter(|t| !retired(t.id)).collect();
+            let statuses: Vec<Status> = tasks.iter().map(|t| t.status).collect();
             let layout = crate::overlay::select(&statuses, budget);
-            to_lua::layout(
-                lua,
-                &ctx.array_mt,
-                &layout,
-                LuaValue::Nil,
-                &list.state.tasks,
-            )
+            let counts = crate::overlay::counts_of(statuses.iter().copied());
+            let show_ids = tasks
+                .iter()
+                .any(|t| t.status != Status::Deleted && !t.blocked_by().is_empty());
+            to_lua::layout(lua, &ctx.array_mt, &layout, &counts, show_ids, &tasks)
         }
         LuaValue::Table(t) => {
             let tasks = match t.raw_get::<LuaValue>("tasks")? {
@@ -251,23 +266,21 @@ fn overlay_layout(lua: &Lua, state: &LuaValue, budget: usize) -> mlua::Result<Ta
                     ))
                 }
             };
-            let statuses = to_lua::statuses(lua, &tasks)?.map_err(|(at, got)| {
+            to_lua::host_layout(lua, &ctx.array_mt, &tasks, budget)?.map_err(|at| {
                 api_error(
                     "overlay_layout",
                     Error::input(
                         format!("tasks[{at}].status"),
                         "one of pending, in_progress, completed, deleted",
-                        got,
+                        "something else",
                     ),
                 )
-            })?;
-            let layout = crate::overlay::select(&statuses, budget);
-            to_lua::layout(lua, &ctx.array_mt, &layout, LuaValue::Table(tasks), &[])
+            })
         }
         other => {
             let s = state_arg(lua, &ctx, other, "overlay_layout")?;
-            let layout = crate::overlay::overlay_layout(&s.tasks, budget);
-            to_lua::layout(lua, &ctx.array_mt, &layout, LuaValue::Nil, &s.tasks)
+            let list = lua.create_userdata(List { state: s })?;
+            overlay_layout(lua, &LuaValue::UserData(list), budget, hidden)
         }
     }
 }

@@ -200,77 +200,113 @@ pub fn result(
     }
 }
 
-/// The `status` of every entry of a host's `tasks` array, read with the raw API (one
-/// protected call for the whole scan). `Err((position, what))` names the first entry
-/// whose status is not one of the four.
-#[allow(clippy::type_complexity)]
-pub fn statuses(lua: &Lua, tasks: &Table) -> mlua::Result<Result<Vec<Status>, (usize, String)>> {
-    let mut out = Ok(Vec::new());
-    // SAFETY: reads only; the one Vec is owned outside the closure, so a Lua error
-    // unwinding through it leaks nothing.
-    unsafe {
-        lua.exec_raw::<()>(tasks, |l| {
-            let n = ffi::lua_rawlen(l, 1) as usize;
-            let mut found = Vec::with_capacity(n);
+/// The overlay layout of a host's `tasks` array in one protected call: read each entry's
+/// `status` with the raw API, select, and build the result from the host's own task
+/// tables. `Ok(Err(position))` names the first entry without a valid status.
+pub fn host_layout(
+    lua: &Lua,
+    array_mt: &Table,
+    tasks: &Table,
+    budget: usize,
+) -> mlua::Result<Result<Table, usize>> {
+    const TASKS: c_int = 2;
+    let mut bad = None;
+    // SAFETY: as in `state`; the status Vec is freed before anything that can raise.
+    let table: Option<Table> = unsafe {
+        lua.exec_raw((array_mt, tasks), |l| {
+            ffi::luaL_checkstack(l, 8, std::ptr::null());
+            // Status strings are interned: compare data pointers first, bytes as fallback.
+            push_str(l, "status");
+            let key = ffi::lua_gettop(l);
+            let names: [*const u8; 4] = Status::ALL.map(|st| {
+                let p = ffi::lua_pushlstring(l, st.as_str().as_ptr().cast(), st.as_str().len());
+                p.cast::<u8>()
+            });
+            let n = ffi::lua_rawlen(l, TASKS);
+            let mut statuses = Vec::with_capacity(n);
             for i in 1..=n {
-                ffi::lua_rawgeti(l, 1, i as _);
-                let status = if ffi::lua_istable(l, -1) != 0 {
-                    ffi::lua_getfield(l, -1, c"status".as_ptr());
-                    let mut len = 0usize;
-                    let p = ffi::lua_tolstring(l, -1, &mut len);
-                    let s = if p.is_null() || ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
-                        None
-                    } else {
-                        Status::parse_bytes(std::slice::from_raw_parts(p.cast::<u8>(), len))
-                    };
-                    ffi::lua_settop(l, -3);
-                    s
-                } else {
+                ffi::lua_rawgeti(l, TASKS, i as _);
+                let mut status = None;
+                if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+                    ffi::lua_pushvalue(l, key);
+                    ffi::lua_rawget(l, -2);
+                    if ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
+                        let mut len = 0usize;
+                        let p = ffi::lua_tolstring(l, -1, &mut len).cast::<u8>();
+                        status = match names.iter().position(|&q| q == p) {
+                            Some(k) => Some(Status::ALL[k]),
+                            None => Status::parse_bytes(std::slice::from_raw_parts(p, len)),
+                        };
+                    }
                     ffi::lua_settop(l, -2);
-                    None
-                };
+                }
+                ffi::lua_settop(l, -2);
                 match status {
-                    Some(s) => found.push(s),
+                    Some(s) => statuses.push(s),
                     None => {
-                        out = Err((i, "something else".to_owned()));
-                        return;
+                        bad = Some(i);
+                        break;
                     }
                 }
             }
-            out = Ok(found);
-            ffi::lua_settop(l, 0);
-        })?;
-    }
-    Ok(out)
-}
-
-/// The layout as Lua: visible entries are taken from `host_tasks` (the caller's own
-/// tables) when it is a table, otherwise built from `tasks`.
-pub fn layout(
-    lua: &Lua,
-    array_mt: &Table,
-    layout: &crate::overlay::Layout,
-    host_tasks: LuaValue,
-    tasks: &[Task],
-) -> mlua::Result<Table> {
-    const HOST_TASKS: c_int = 2;
-    // SAFETY: as in `state`.
-    unsafe {
-        lua.exec_raw((array_mt, host_tasks), |l| {
-            let from_host = ffi::lua_istable(l, HOST_TASKS) != 0;
+            if bad.is_some() {
+                drop(statuses);
+                ffi::lua_settop(l, 0);
+                ffi::lua_pushnil(l);
+                return;
+            }
+            let layout = crate::overlay::select(&statuses, budget);
+            drop(statuses);
             ffi::lua_createtable(l, 0, 3);
             new_array(l, layout.visible.len());
             for (k, &i) in layout.visible.iter().enumerate() {
-                if from_host {
-                    ffi::lua_rawgeti(l, HOST_TASKS, (i + 1) as _);
-                } else {
-                    push_task(l, &tasks[i]);
-                }
+                ffi::lua_rawgeti(l, TASKS, (i + 1) as _);
                 ffi::lua_rawseti(l, -2, (k + 1) as _);
             }
             ffi::lua_setfield(l, -2, c"visible".as_ptr());
             set_int(l, c"hiddenCompleted", layout.hidden_completed as i64);
             set_int(l, c"truncatedTail", layout.truncated_tail as i64);
+            keep_top(l);
+        })?
+    };
+    Ok(match (bad, table) {
+        (None, Some(t)) => Ok(t),
+        (bad, _) => Err(bad.unwrap_or(0)),
+    })
+}
+
+/// The layout of a list held in Rust: the visible tasks are built from `tasks`, and the
+/// counts the heading needs (`total`, `pending`, `inProgress`, `completed`) and
+/// `showIds` (some shown task waits on another) come along, so a renderer reads nothing
+/// else.
+pub fn layout(
+    lua: &Lua,
+    array_mt: &Table,
+    layout: &crate::overlay::Layout,
+    counts: &crate::overlay::Counts,
+    show_ids: bool,
+    tasks: &[&Task],
+) -> mlua::Result<Table> {
+    // SAFETY: as in `state`.
+    unsafe {
+        lua.exec_raw(array_mt, |l| {
+            ffi::lua_createtable(l, 0, 5);
+            new_array(l, layout.visible.len());
+            for (k, &i) in layout.visible.iter().enumerate() {
+                push_task(l, tasks[i]);
+                ffi::lua_rawseti(l, -2, (k + 1) as _);
+            }
+            ffi::lua_setfield(l, -2, c"visible".as_ptr());
+            set_int(l, c"hiddenCompleted", layout.hidden_completed as i64);
+            set_int(l, c"truncatedTail", layout.truncated_tail as i64);
+            ffi::lua_createtable(l, 0, 4);
+            set_int(l, c"total", counts.total as i64);
+            set_int(l, c"pending", counts.pending as i64);
+            set_int(l, c"inProgress", counts.in_progress as i64);
+            set_int(l, c"completed", counts.completed as i64);
+            ffi::lua_setfield(l, -2, c"counts".as_ptr());
+            ffi::lua_pushboolean(l, show_ids as c_int);
+            ffi::lua_setfield(l, -2, c"showIds".as_ptr());
             keep_top(l);
         })
     }
