@@ -43,16 +43,19 @@ pub fn call(lua: &Lua, ctx: &Ctx, state: &mut State, params: LuaValue) -> mlua::
             (from_lua::params(ctx, other), action, other.clone())
         }
     };
-    let reply = run(state, parsed);
+    let reply = run(state, parsed.as_ref().map_err(Clone::clone));
     to_lua::result(lua, &ctx.array_mt, &reply, action, echo, state)
 }
 
 /// Arguments as JSON text: the same call, with the result as JSON text.
 pub fn call_json(state: &mut State, text: &[u8]) -> Vec<u8> {
-    let parsed = parse_json(text);
-    let empty = Value::Object(Default::default());
-    let echo = parsed.as_ref().unwrap_or(&empty).clone();
-    let reply = run(state, parsed);
+    let (reply, echo) = match parse_json(text) {
+        Ok(value) => (run(state, Ok(&value)), value),
+        Err(e) => (
+            Reply::error(e.to_string()),
+            Value::Object(Default::default()),
+        ),
+    };
     let mut out = Vec::with_capacity(256 + state.tasks.len() * 96);
     crate::json::write_result(&mut out, &reply, &echo, state);
     out
@@ -64,8 +67,8 @@ fn parse_json(text: &[u8]) -> Result<Value, Error> {
     serde_json::from_str(text).map_err(|e| Error::Json(e.to_string()))
 }
 
-fn run(state: &mut State, parsed: Result<Value, Error>) -> Reply {
-    match parsed.and_then(|v| Params::from_value(&v)) {
+fn run(state: &mut State, parsed: Result<&Value, Error>) -> Reply {
+    match parsed.and_then(Params::from_value) {
         Ok(p) => reducer::apply(state, &p),
         Err(e) => Reply::error(e.to_string()),
     }
@@ -94,6 +97,21 @@ impl UserData for List {
             Ok(())
         });
         m.add_method("next_id", |_, this, ()| Ok(this.state.next_id));
+        // Benchmark floor: seconds serde_json takes to write this list's result envelope
+        // (what `apply_json` returns, minus the call itself), timed inside Rust.
+        m.add_method("serialize_floor", |_, this, ()| {
+            let reply = Reply {
+                text: String::new(),
+                error: None,
+            };
+            let params = Value::Object(Default::default());
+            let start = std::time::Instant::now();
+            let mut out = Vec::with_capacity(256 + this.state.tasks.len() * 96);
+            crate::json::write_result(&mut out, &reply, &params, &this.state);
+            let elapsed = start.elapsed().as_secs_f64();
+            std::hint::black_box(out);
+            Ok(elapsed)
+        });
         m.add_meta_method("__len", |_, this, ()| Ok(this.state.tasks.len()));
         m.add_meta_method("__tostring", |_, this, ()| {
             Ok(format!(

@@ -27,6 +27,14 @@ pub fn jsonl(name: &str) -> Vec<Value> {
 pub fn lua() -> Lua {
     let lua = Lua::new();
     rpiv_todo::preload(&lua).expect("preload");
+    // The recorded UI strings are English: keep the developer's own locale (LANG,
+    // ~/.config/rpiv-i18n) out of the tests. Tests of the locale chain pass their own env.
+    lua.load(
+        r#"require("rpiv_todo.i18n").set_env({ RPIV_TODO_LOCALE = false, LC_ALL = false,
+            LC_MESSAGES = false, LANG = false, XDG_CONFIG_HOME = "/nonexistent/rpiv-todo-tests" })"#,
+    )
+    .exec()
+    .expect("pin the test locale");
     lua
 }
 
