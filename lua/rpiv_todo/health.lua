@@ -1,0 +1,149 @@
+-- rpiv_todo.health: `:checkhealth rpiv_todo`.
+--
+-- Reports the native library (where it was found on 'runtimepath', its version against
+-- the Lua scripts', its Lua flavour), the UI locale and the configuration. Uses
+-- vim.health.start/ok/... (Neovim 0.9+ names), falling back to the report_* names that
+-- 0.8 had and 0.7's require("health").
+
+local M = {}
+local H = {}
+
+-- The reporting functions of whichever health API this Neovim has.
+function H.api()
+  local vh = vim.health
+  if type(vh) == "table" and type(vh.start) == "function" then
+    return { start = vh.start, ok = vh.ok, info = vh.info, warn = vh.warn, error = vh.error }
+  end
+  local old = type(vh) == "table" and type(vh.report_start) == "function" and vh or require("health")
+  return {
+    start = old.report_start,
+    ok = old.report_ok,
+    info = old.report_info,
+    warn = old.report_warn,
+    error = old.report_error,
+  }
+end
+
+-- The build step, as the README and :help rpiv_todo give it.
+H.BUILD = "scripts/build-module.sh luajit (in the plugin's directory; needs cargo)"
+
+---@param value any
+---@return string
+function H.show(value)
+  if type(value) == "string" then
+    return string.format("%q", value)
+  end
+  if type(value) == "function" then
+    return "a function"
+  end
+  if type(value) == "table" then
+    local keys = {}
+    for k in pairs(value) do
+      keys[#keys + 1] = tostring(k)
+    end
+    table.sort(keys)
+    if #keys == 0 then
+      return "{}"
+    end
+    return "{ " .. table.concat(keys, ", ") .. " }"
+  end
+  return tostring(value)
+end
+
+function H.check_library(report)
+  report.start("rpiv_todo: native library")
+  local files = vim.api.nvim_get_runtime_file("lua/rpiv_todo/core.so", true)
+  local dlls = vim.api.nvim_get_runtime_file("lua/rpiv_todo/core.dll", true)
+  for _, f in ipairs(dlls) do
+    files[#files + 1] = f
+  end
+  if #files == 0 then
+    report.info("no lua/rpiv_todo/core.so on 'runtimepath' (it may come from package.cpath)")
+  else
+    report.info("found: " .. table.concat(files, ", "))
+    if #files > 1 then
+      report.warn("several builds on 'runtimepath'; the first one is loaded", {
+        "remove the stale ones, or keep one copy of the plugin on 'runtimepath'",
+      })
+    end
+  end
+  local ok, core = pcall(require, "rpiv_todo.core")
+  if not ok then
+    report.error("rpiv_todo.core does not load: " .. tostring(core), { "build it: " .. H.BUILD })
+    return false
+  end
+  local loaded, todo = pcall(require, "rpiv_todo")
+  if not loaded then
+    report.error(tostring(todo), { "rebuild it: " .. H.BUILD })
+    return false
+  end
+  report.ok("version " .. tostring(core.version) .. " (the Lua scripts' version is " .. tostring(todo.version) .. ")")
+  if core.flavour == "luajit" then
+    report.ok("Lua flavour: luajit (Neovim's Lua)")
+  else
+    report.error("Lua flavour: " .. tostring(core.flavour) .. ", but Neovim runs LuaJIT", { "rebuild it: " .. H.BUILD })
+  end
+  return true
+end
+
+function H.check_locale(report)
+  report.start("rpiv_todo: locale")
+  local i18n = require("rpiv_todo.i18n")
+  local ok, locale = pcall(i18n.locale)
+  if not ok then
+    report.error("the locale could not be resolved: " .. tostring(locale))
+    return
+  end
+  report.ok("UI locale: " .. locale .. " (available: " .. table.concat(i18n.locales(), ", ") .. ")")
+  report.info("chosen by setup{ locale }, else RPIV_TODO_LOCALE, the rpiv-i18n config file, :language messages, LC_ALL/LC_MESSAGES/LANG, else en; what the model reads is always English")
+end
+
+function H.check_config(report)
+  report.start("rpiv_todo: configuration")
+  local todo = require("rpiv_todo")
+  local config = todo.config
+  report.info("max_widget_lines: " .. H.show(config.max_widget_lines))
+  report.info("collapse_key: " .. H.show(config.collapse_key))
+  local guidance = config.guidance or {}
+  local guidelines = type(guidance.prompt_guidelines) == "table" and #guidance.prompt_guidelines or 0
+  report.info("guidance: prompt snippet of " .. #(guidance.prompt_snippet or "") .. " bytes, " .. guidelines .. " guidelines")
+  report.info("overlay overrides: " .. H.show(config.overlay))
+  local ok, spec = pcall(todo.tool)
+  if ok and type(spec) == "table" and spec.name == "todo" then
+    report.ok("tool spec builds: " .. spec.name .. " with " .. #spec.prompt_guidelines .. " guidelines")
+  else
+    report.error("the tool spec does not build: " .. tostring(spec))
+  end
+
+  local nv = require("rpiv_todo.nvim")
+  report.info("editor: win " .. H.show(nv.config.win) .. ", zindex " .. H.show(nv.config.zindex)
+    .. ", map_collapse_key " .. H.show(nv.config.map_collapse_key))
+  local key = nv.mapped_key()
+  if key then
+    report.ok(":TodosToggle is mapped to " .. key .. " in normal and insert mode")
+  elseif config.collapse_key == "off" then
+    report.info("collapse key is off: use :TodosToggle")
+  elseif not nv.config.map_collapse_key then
+    report.info("collapse key not mapped (map_collapse_key = false): use :TodosToggle")
+  elseif nv.key_notation(config.collapse_key) == nil then
+    report.warn("collapse_key " .. H.show(config.collapse_key) .. " is not mapped: a key without a modifier would shadow typing", {
+      "set a key with a modifier, e.g. setup{ collapse_key = \"ctrl+shift+t\" }, or use :TodosToggle",
+    })
+  else
+    report.info("the collapse key is mapped once the front end is attached (first tool call, :Todos or :TodosToggle)")
+  end
+end
+
+---Entry point of `:checkhealth rpiv_todo`.
+function M.check()
+  local report = H.api()
+  report.start("rpiv_todo: Neovim")
+  local v = vim.version()
+  report.ok(string.format("Neovim %d.%d.%d", v.major, v.minor, v.patch))
+  if H.check_library(report) then
+    H.check_locale(report)
+    H.check_config(report)
+  end
+end
+
+return M

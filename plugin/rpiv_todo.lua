@@ -1,0 +1,37 @@
+-- rpiv_todo plugin entry: sourced at startup, so it does as little as possible.
+--
+-- It defines :Todos and :TodosToggle, which load the editor front end
+-- (lua/rpiv_todo/nvim.lua, and with it the native core) on first use, and registers one
+-- small listener on the session layer: on the first tool call of any session it attaches
+-- the front end (overlay window, autocmds, highlight groups, collapse key) and then
+-- removes itself. Nothing native is loaded until then, so a missing build only shows up
+-- when the tool is used. rpiv_todo.session is plain Lua and loads no native code.
+
+if vim.g.loaded_rpiv_todo == 1 then
+  return
+end
+vim.g.loaded_rpiv_todo = 1
+
+vim.api.nvim_create_user_command("Todos", function()
+  require("rpiv_todo.nvim").todos()
+end, { nargs = 0, desc = "rpiv_todo: show the foreground session's todo list" })
+
+vim.api.nvim_create_user_command("TodosToggle", function()
+  require("rpiv_todo.nvim").toggle()
+end, { nargs = 0, desc = "rpiv_todo: collapse or expand the todo overlay" })
+
+local done, stop = false, nil
+stop = require("rpiv_todo.session").listen(function()
+  if done then
+    return
+  end
+  done = true
+  -- Removing a listener while the session layer walks its list would skip the next
+  -- one, so the removal waits for the main loop.
+  vim.schedule(stop)
+  local nv = require("rpiv_todo.nvim")
+  -- attach() adds the front end's own listeners; they start with the next event, so
+  -- this one is handed over by hand (a repaint covers every kind of event).
+  nv.attach()
+  nv.refresh()
+end)
