@@ -1,0 +1,108 @@
+-- rpiv_todo.adapters.acp: a session's list as an Agent Client Protocol `plan` update.
+--
+--   local acp = require("rpiv_todo.adapters.acp")
+--   -- after each todo call in session `id`:
+--   send("session/update", acp.notification(acp_session_id, todo.session(id)))
+--   --> { sessionId = ..., update = { sessionUpdate = "plan", entries = {
+--   -->     { content = "Write the parser", priority = "medium", status = "in_progress" }, ... } } }
+--
+-- ACP editors (Zed, and Neovim front ends speaking ACP) show the plan as the agent's task
+-- list. A plan update replaces the whole plan, so every call sends every live task:
+-- pending, in_progress and completed, in id order; tombstones are left out. The list has
+-- no priorities of its own: every entry gets `default_priority` unless `priority` says
+-- otherwise. Content is the sanitized subject. Plain Lua: no `vim.*` here.
+
+local M = {}
+local H = {}
+
+M.PRIORITIES = { high = true, medium = true, low = true }
+M.STATUSES = { pending = true, in_progress = true, completed = true }
+
+---@class rpiv_todo.AcpOptions
+---@field default_priority? "high"|"medium"|"low" default "medium"
+---@field priority? fun(task: rpiv_todo.Task): string|nil per-task priority; nil or an unknown value falls back to default_priority
+
+---@param source any a state, a session (anything with :state()), or nil for the foreground session
+---@return rpiv_todo.State
+function H.state(source)
+  if source == nil then
+    return require("rpiv_todo").foreground():state()
+  end
+  if type(source) == "table" and type(source.state) == "function" then
+    return source:state()
+  end
+  if type(source) ~= "table" then
+    error("(rpiv_todo) acp: expected a state { tasks, nextId }, a session or nil, got " .. type(source), 0)
+  end
+  return source
+end
+
+---@param opts any
+---@return rpiv_todo.AcpOptions
+function H.options(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    error("(rpiv_todo) acp: expected a table of options { default_priority, priority }", 0)
+  end
+  if opts.default_priority ~= nil and not M.PRIORITIES[opts.default_priority] then
+    error("(rpiv_todo) acp: default_priority: expected \"high\", \"medium\" or \"low\"", 0)
+  end
+  if opts.priority ~= nil and type(opts.priority) ~= "function" then
+    error("(rpiv_todo) acp: priority: expected a function(task) returning \"high\", \"medium\" or \"low\"", 0)
+  end
+  return opts
+end
+
+---The plan entries for a list: `{ content, priority, status }` per live task.
+---@param source? rpiv_todo.State|rpiv_todo.Session
+---@param opts? rpiv_todo.AcpOptions
+---@return { content: string, priority: string, status: string }[]
+function M.entries(source, opts)
+  opts = H.options(opts)
+  local core = require("rpiv_todo.core")
+  local state = H.state(source)
+  local default = opts.default_priority or "medium"
+  local entries = {}
+  local tasks = type(state.tasks) == "table" and state.tasks or {}
+  for i = 1, #tasks do
+    local task = tasks[i]
+    if type(task) == "table" and M.STATUSES[task.status] then
+      local priority = default
+      if opts.priority then
+        local p = opts.priority(task)
+        if M.PRIORITIES[p] then
+          priority = p
+        end
+      end
+      entries[#entries + 1] = {
+        content = core.sanitize(type(task.subject) == "string" and task.subject or ""),
+        priority = priority,
+        status = task.status,
+      }
+    end
+  end
+  -- An empty plan must still encode as a JSON array.
+  return setmetatable(entries, core.array_mt)
+end
+
+---The `update` of a `session/update` notification: `{ sessionUpdate = "plan", entries }`.
+---@param source? rpiv_todo.State|rpiv_todo.Session
+---@param opts? rpiv_todo.AcpOptions
+---@return { sessionUpdate: "plan", entries: table[] }
+function M.plan(source, opts)
+  return { sessionUpdate = "plan", entries = M.entries(source, opts) }
+end
+
+---The params of a `session/update` notification carrying the plan.
+---@param session_id string the ACP session id
+---@param source? rpiv_todo.State|rpiv_todo.Session
+---@param opts? rpiv_todo.AcpOptions
+---@return { sessionId: string, update: table }
+function M.notification(session_id, source, opts)
+  if type(session_id) ~= "string" or session_id == "" then
+    error("(rpiv_todo) acp: session_id: expected a non-empty string", 0)
+  end
+  return { sessionId = session_id, update = M.plan(source, opts) }
+end
+
+return M

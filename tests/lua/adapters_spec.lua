@@ -1,0 +1,337 @@
+-- tests/lua/adapters_spec.lua: the avante.nvim, codecompanion.nvim and ACP adapters, called
+-- the way those hosts call them, from a plain interpreter (luajit, lua5.1, lua5.4) and from
+-- Neovim (tests/nvim/adapters_spec.lua runs this file too). Run from the crate root:
+--   luajit tests/lua/adapters_spec.lua
+-- Argument shapes: avante calls func(input, opts) with the decoded JSON arguments and
+-- opts = { on_log, on_complete, session_ctx, tool_use_id, streaming }; codecompanion calls
+-- cmds[i](self, args, opts) with opts = { input, output_cb } and then
+-- output.success(self, stdout, meta) (v18+) or output.success(self, tools, cmd, stdout).
+-- Expected texts come from the seed's content-string and error tables.
+
+-- Appended: scripts/test.sh puts the build for this interpreter first on the paths.
+package.path = package.path .. ";lua/?.lua;lua/?/init.lua"
+package.cpath = package.cpath .. ";lua/?.so"
+
+local todo = require("rpiv_todo")
+local avante = require("rpiv_todo.adapters.avante")
+local codecompanion = require("rpiv_todo.adapters.codecompanion")
+local acp = require("rpiv_todo.adapters.acp")
+
+local T = { passed = 0, failed = 0 }
+
+function T.test(name, fn)
+  todo.sessions.reset()
+  todo.setup({ locale = "en" })
+  local ok, err = pcall(fn)
+  if ok then
+    T.passed = T.passed + 1
+  else
+    T.failed = T.failed + 1
+    print("FAIL " .. name .. "\n     " .. tostring(err))
+  end
+end
+
+function T.show(v)
+  if type(v) == "string" then
+    return string.format("%q", v)
+  end
+  return tostring(v)
+end
+
+function T.eq(actual, expected, what)
+  if actual ~= expected then
+    error((what or "value") .. ": expected " .. T.show(expected) .. ", got " .. T.show(actual), 2)
+  end
+end
+
+function T.contains(hay, needle, what)
+  if type(hay) ~= "string" or not hay:find(needle, 1, true) then
+    error((what or "text") .. ": expected it to contain " .. T.show(needle) .. ", got " .. T.show(hay), 2)
+  end
+end
+
+function T.raises(fn, needle)
+  local ok, err = pcall(fn)
+  if ok then
+    error("expected an error containing " .. T.show(needle), 2)
+  end
+  T.contains(tostring(err), needle, "error")
+end
+
+-- What avante passes as the second argument of a tool's func.
+function T.avante_opts(extra)
+  local calls = { log = {}, completed = 0 }
+  local opts = {
+    on_log = function(line)
+      calls.log[#calls.log + 1] = line
+    end,
+    on_complete = function()
+      calls.completed = calls.completed + 1
+    end,
+    session_ctx = {},
+    tool_use_id = "toolu_01",
+    streaming = false,
+  }
+  for k, v in pairs(extra or {}) do
+    opts[k] = v
+  end
+  return opts, calls
+end
+
+-- A stand-in for codecompanion's chat buffer: records what the model would be sent.
+function T.chat()
+  local chat = { outputs = {} }
+  function chat:add_tool_output(tool, text)
+    self.outputs[#self.outputs + 1] = { tool = tool, text = text }
+  end
+  return chat
+end
+
+function T.field(fields, name)
+  for _, f in ipairs(fields) do
+    if f.name == name then
+      return f
+    end
+  end
+  error("no field " .. name, 2)
+end
+
+-- ---------------------------------------------------------------------------
+-- avante.nvim
+-- ---------------------------------------------------------------------------
+
+T.test("avante tool has the custom-tool shape", function()
+  local tool = avante.tool()
+  T.eq(tool.name, "todo", "name")
+  T.eq(type(tool.func), "function", "func")
+  T.eq(tool.param.type, "table", "param.type")
+  T.eq(tool.param.fields[1].name, "action", "first field")
+  local action = T.field(tool.param.fields, "action")
+  T.eq(action.type, "string", "action type")
+  T.eq(action.optional, false, "action is required")
+  T.eq(table.concat(action.choices, ","), "create,update,list,get,delete,clear", "action choices")
+  local status = T.field(tool.param.fields, "status")
+  T.eq(table.concat(status.choices, ","), "pending,in_progress,completed,deleted", "status choices")
+  T.eq(status.optional, true, "status optional")
+  T.eq(T.field(tool.param.fields, "id").type, "number", "id type")
+  T.eq(T.field(tool.param.fields, "includeDeleted").type, "boolean", "includeDeleted type")
+  T.eq(T.field(tool.param.fields, "metadata").type, "object", "metadata type")
+  for _, name in ipairs({ "blockedBy", "addBlockedBy", "removeBlockedBy" }) do
+    local f = T.field(tool.param.fields, name)
+    T.eq(f.type, "array", name .. " type")
+    T.eq(f.items.type, "number", name .. " items type")
+    T.eq(type(f.items.name), "string", name .. " items carry a name (avante converts them as a field)")
+  end
+  T.eq(#tool.param.fields, 12, "one field per schema property")
+  for _, f in ipairs(tool.param.fields) do
+    T.eq(type(f.description), "string", f.name .. " description")
+  end
+  T.eq(tool.returns[1].name, "result", "returns[1]")
+  T.eq(tool.returns[1].type, "string", "returns[1].type")
+  T.eq(tool.returns[2].name, "error", "returns[2]")
+  T.eq(tool.returns[2].optional, true, "returns[2].optional")
+end)
+
+T.test("avante description carries the prompt snippet and every guideline", function()
+  local spec = todo.tool()
+  local tool = avante.tool()
+  T.contains(tool.description, spec.description, "description")
+  T.contains(tool.description, spec.prompt_snippet, "snippet")
+  T.eq(#spec.prompt_guidelines, 8, "eight guidelines")
+  for _, line in ipairs(spec.prompt_guidelines) do
+    T.contains(tool.description, "- " .. line, "guideline")
+  end
+end)
+
+T.test("avante func returns the content text the model reads", function()
+  local tool = avante.tool()
+  local opts, calls = T.avante_opts()
+  local result, err = tool.func({ action = "create", subject = "Write the parser" }, opts)
+  T.eq(result, "Created #1: Write the parser (pending)", "create")
+  T.eq(err, nil, "no error")
+  result, err = tool.func({ action = "update", id = 1, status = "in_progress" }, opts)
+  T.eq(result, "Updated #1 (pending → in_progress)", "update")
+  T.eq(err, nil, "no error")
+  T.eq(calls.completed, 0, "synchronous: on_complete is not used")
+  T.eq(todo.session("default"):state().tasks[1].status, "in_progress", "the default session holds it")
+end)
+
+T.test("avante func reports a rejected call as its error, list unchanged", function()
+  local tool = avante.tool()
+  local opts = T.avante_opts()
+  local result, err = tool.func({ action = "update", id = 9, status = "completed" }, opts)
+  T.eq(result, nil, "no result")
+  T.eq(err, "Error: #9 not found", "error")
+  result, err = tool.func({ action = "create" }, opts)
+  T.eq(err, "Error: subject required for create", "error")
+  T.eq(#todo.session("default"):state().tasks, 0, "nothing created")
+end)
+
+T.test("avante func accepts JSON text too", function()
+  local tool = avante.tool()
+  local result = tool.func('{"action":"create","subject":"From JSON"}', T.avante_opts())
+  T.eq(result, "Created #1: From JSON (pending)", "create")
+end)
+
+T.test("avante session option routes calls to that session", function()
+  local fixed = avante.tool({ session = "chat-7" })
+  fixed.func({ action = "create", subject = "In chat 7" }, T.avante_opts())
+  T.eq(#todo.session("chat-7"):state().tasks, 1, "chat-7 has the task")
+  T.eq(#todo.session("default"):state().tasks, 0, "default untouched")
+  local by_ctx = avante.tool({
+    session = function(opts)
+      return opts.session_ctx.chat
+    end,
+  })
+  by_ctx.func({ action = "create", subject = "In chat 8" }, T.avante_opts({ session_ctx = { chat = "chat-8" } }))
+  T.eq(todo.session("chat-8"):state().tasks[1].subject, "In chat 8", "chat-8 has the task")
+  T.raises(function()
+    avante.tool({ session = 3 })
+  end, "(rpiv_todo) avante: session:")
+end)
+
+-- ---------------------------------------------------------------------------
+-- codecompanion.nvim
+-- ---------------------------------------------------------------------------
+
+T.test("codecompanion tool has the tool shape", function()
+  local spec = todo.tool()
+  local tool = codecompanion.tool()
+  T.eq(tool.name, "todo", "name")
+  T.eq(tool.schema.type, "function", "schema.type")
+  local fn = tool.schema["function"]
+  T.eq(fn.name, "todo", "function.name")
+  T.eq(fn.description, spec.description, "function.description")
+  T.eq(fn.strict, false, "function.strict")
+  T.eq(fn.parameters.type, "object", "parameters.type")
+  T.eq(fn.parameters.required[1], "action", "parameters.required")
+  T.eq(table.concat(fn.parameters.properties.action.enum, ","), "create,update,list,get,delete,clear", "action enum")
+  T.eq(type(tool.cmds[1]), "function", "cmds[1]")
+  T.eq(type(tool.output.success), "function", "output.success")
+  T.eq(type(tool.output.error), "function", "output.error")
+  T.contains(tool.system_prompt, spec.prompt_snippet, "system prompt snippet")
+  for _, line in ipairs(spec.prompt_guidelines) do
+    T.contains(tool.system_prompt, line, "guideline")
+  end
+end)
+
+T.test("codecompanion cmd returns success with the content text", function()
+  local tool = codecompanion.tool()
+  local opts = { input = nil, output_cb = function() end }
+  local out = tool.cmds[1](tool, { action = "create", subject = "Write the parser" }, opts)
+  T.eq(out.status, "success", "status")
+  T.eq(out.data, "Created #1: Write the parser (pending)", "data")
+  out = tool.cmds[1](tool, { action = "update", id = 1, status = "in_progress" }, opts)
+  T.eq(out.data, "Updated #1 (pending → in_progress)", "data")
+  out = tool.cmds[1](tool, { action = "update", id = 1, status = "in_progress" }, opts)
+  T.eq(out.data, "No change: #1 already matches the requested values (status: in_progress)", "data")
+end)
+
+T.test("codecompanion cmd returns error for a rejected call", function()
+  local tool = codecompanion.tool()
+  local out = tool.cmds[1](tool, { action = "delete", id = 4 }, {})
+  T.eq(out.status, "error", "status")
+  T.eq(out.data, "Error: #4 not found", "data")
+end)
+
+T.test("codecompanion output puts the text in the chat (v18+ signature)", function()
+  local tool = codecompanion.tool()
+  local out = tool.cmds[1](tool, { action = "create", subject = "A" }, {})
+  local chat = T.chat()
+  tool.output.success(tool, { out.data }, { tools = { chat = chat }, cmd = tool.cmds[1] })
+  T.eq(chat.outputs[1].text, "Created #1: A (pending)", "success text")
+  T.eq(chat.outputs[1].tool, tool, "tool passed")
+  local bad = tool.cmds[1](tool, { action = "get", id = 7 }, {})
+  tool.output.error(tool, { bad.data }, { tools = { chat = chat }, cmd = tool.cmds[1] })
+  T.eq(chat.outputs[2].text, "Error: #7 not found", "error text")
+end)
+
+T.test("codecompanion output puts the text in the chat (pre-v18 signature)", function()
+  local tool = codecompanion.tool()
+  local out = tool.cmds[1](tool, { action = "create", subject = "B" }, {})
+  local chat = T.chat()
+  tool.output.success(tool, { chat = chat }, tool.cmds[1], { out.data })
+  T.eq(chat.outputs[1].text, "Created #1: B (pending)", "success text")
+  tool.output.error(tool, { chat = chat }, tool.cmds[1], { { status = "error", data = "Error: #2 not found" } })
+  T.eq(chat.outputs[2].text, "Error: #2 not found", "error text")
+end)
+
+T.test("codecompanion session option", function()
+  local tool = codecompanion.tool({ session = function(self)
+    return self.chat_id
+  end })
+  tool.chat_id = "cc-1"
+  tool.cmds[1](tool, { action = "create", subject = "C" }, {})
+  T.eq(#todo.session("cc-1"):state().tasks, 1, "cc-1 has the task")
+  T.eq(#todo.session("default"):state().tasks, 0, "default untouched")
+end)
+
+-- ---------------------------------------------------------------------------
+-- Agent Client Protocol
+-- ---------------------------------------------------------------------------
+
+T.test("acp plan lists live tasks as entries in id order, tombstones left out", function()
+  local s = todo.session("default")
+  s:execute({ action = "create", subject = "Read the spec" })
+  s:execute({ action = "create", subject = "Write the parser", activeForm = "Writing the parser" })
+  s:execute({ action = "create", subject = "Drop me" })
+  s:execute({ action = "create", subject = "Test it" })
+  s:execute({ action = "update", id = 1, status = "in_progress" })
+  s:execute({ action = "update", id = 1, status = "completed" })
+  s:execute({ action = "update", id = 2, status = "in_progress" })
+  s:execute({ action = "delete", id = 3 })
+  local update = acp.plan(s)
+  T.eq(update.sessionUpdate, "plan", "sessionUpdate")
+  local want = {
+    { "Read the spec", "completed" },
+    { "Write the parser", "in_progress" },
+    { "Test it", "pending" },
+  }
+  T.eq(#update.entries, #want, "entry count")
+  for i, w in ipairs(want) do
+    local e = update.entries[i]
+    T.eq(e.content, w[1], "entry " .. i .. " content")
+    T.eq(e.status, w[2], "entry " .. i .. " status")
+    T.eq(e.priority, "medium", "entry " .. i .. " priority")
+  end
+end)
+
+T.test("acp entries carry sanitized subjects and chosen priorities", function()
+  local s = todo.session("default")
+  s:execute({ action = "create", subject = "\27[31mred\27[0m task" })
+  s:execute({ action = "create", subject = "calm" })
+  s:execute({ action = "update", id = 1, status = "in_progress" })
+  local entries = acp.entries(s, {
+    default_priority = "low",
+    priority = function(task)
+      return task.status == "in_progress" and "high" or "urgent"
+    end,
+  })
+  T.eq(entries[1].content, "red task", "escape sequences removed")
+  T.eq(entries[1].priority, "high", "priority from the function")
+  T.eq(entries[2].priority, "low", "an unknown priority falls back to the default")
+  T.raises(function()
+    acp.entries(s, { default_priority = "urgent" })
+  end, "(rpiv_todo) acp: default_priority:")
+end)
+
+T.test("acp notification wraps the plan for session/update; state tables and nil work", function()
+  todo.session("default"):execute({ action = "create", subject = "Only" })
+  local n = acp.notification("sess_1", nil)
+  T.eq(n.sessionId, "sess_1", "sessionId")
+  T.eq(n.update.sessionUpdate, "plan", "sessionUpdate")
+  T.eq(n.update.entries[1].content, "Only", "foreground session used for nil")
+  local from_state = acp.entries({ tasks = { { id = 1, subject = "S", status = "pending" } }, nextId = 2 })
+  T.eq(from_state[1].content, "S", "state table")
+  local empty = acp.entries({ tasks = {}, nextId = 1 })
+  T.eq(#empty, 0, "empty list")
+  T.eq(getmetatable(empty), require("rpiv_todo.core").array_mt, "empty entries are marked as a JSON array")
+  T.raises(function()
+    acp.notification("", nil)
+  end, "(rpiv_todo) acp: session_id:")
+end)
+
+print(string.format("adapters: %d passed, %d failed", T.passed, T.failed))
+if T.failed > 0 then
+  error(T.failed .. " adapter checks failed", 0)
+end
