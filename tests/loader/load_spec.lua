@@ -173,6 +173,10 @@ T.test("core.null in metadata is a JSON null", function()
 end)
 
 if H.in_nvim then
+  T.test("Neovim finds the module through 'runtimepath' in the repository", function()
+    local found = vim.api.nvim_get_runtime_file("lua/rpiv_todo/core.so", false)[1]
+    T.eq(found and vim.fn.resolve(found), vim.fn.resolve(T.root() .. "/lua/rpiv_todo/core.so"), "runtime file")
+  end)
   T.test("vim.NIL in metadata is a JSON null", function()
     H.metadata_nulls(vim.NIL)
   end)
