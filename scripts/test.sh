@@ -219,9 +219,17 @@ nvim_specs() {
     done
 }
 
+fmt_check() {
+    if ! cargo fmt --version >/dev/null 2>&1; then
+        echo "rustfmt is not installed (rustup component add rustfmt): format check skipped"
+        return 0
+    fi
+    cargo fmt --check
+}
+
 clippy() {
     if ! cargo clippy --version >/dev/null 2>&1; then
-        echo "cargo clippy is not installed: lint skipped"
+        echo "clippy is not installed (rustup component add clippy): lint skipped"
         return 0
     fi
     cargo clippy --all-targets -- -D warnings &&
@@ -233,7 +241,7 @@ if [[ ${1:-} == --install-only ]]; then
     summary
     exit
 fi
-step "cargo fmt --check" cargo fmt --check
+step "cargo fmt --check" fmt_check
 step "cargo clippy -D warnings (default; module,luajit)" clippy
 features_steps
 lua_specs
