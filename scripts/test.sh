@@ -14,7 +14,8 @@
 #      lua/rpiv_todo/core.so)
 #   7. the example host (cargo run --example host; its output is asserted by cargo test)
 #
-# `scripts/test.sh --install-only` does step 1 alone.
+# `scripts/test.sh --install-only` does step 1 alone; NVIM_NEW=<path> picks the current
+# Neovim instead of the one pip installs.
 # The benchmark is not a test and is not run here. Every step runs even after an
 # earlier one failed, so one run reports everything; steps that need a build that
 # failed are reported as not run.
