@@ -69,4 +69,24 @@ T.test(":checkhealth rpiv_todo reports the library, locale and configuration wit
   T.contains(text, "OK", "some OK lines")
 end)
 
+T.test(":help rpiv_todo: the help file has unique tags for the commands and the API", function()
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/doc", "p")
+  vim.fn.writefile(vim.fn.readfile(T.root() .. "/doc/rpiv_todo.txt", "b"), dir .. "/doc/rpiv_todo.txt", "b")
+  vim.cmd("helptags " .. vim.fn.fnameescape(dir .. "/doc")) -- E154 on a duplicate tag
+  local tags = {}
+  for _, line in ipairs(vim.fn.readfile(dir .. "/doc/tags")) do
+    tags[line:match("^[^\t]+")] = true
+  end
+  for _, tag in ipairs({ "rpiv_todo.txt", "rpiv_todo-install", ":Todos", ":TodosToggle", "rpiv_todo-api",
+    "rpiv_todo.nvim.execute()", "rpiv_todo-adapters-avante", "rpiv_todo-highlights", "rpiv_todo-health" }) do
+    T.eq(tags[tag], true, "tag " .. tag)
+  end
+  vim.cmd("set rtp^=" .. vim.fn.fnameescape(dir))
+  vim.cmd("help :TodosToggle")
+  T.eq(vim.fn.expand("%:t"), "rpiv_todo.txt", "help opens our file")
+  vim.cmd("helpclose")
+  vim.fn.delete(dir, "rf")
+end)
+
 T.finish()
