@@ -173,6 +173,8 @@ function M.attach()
   M.create_commands()
   local group = vim.api.nvim_create_augroup(H.augroup, { clear = true })
   vim.api.nvim_create_autocmd("VimResized", { group = group, callback = H.request_paint })
+  -- The float lives in one tab page; follow the user to the one they enter.
+  vim.api.nvim_create_autocmd("TabEnter", { group = group, callback = H.request_paint })
   vim.api.nvim_create_autocmd("ColorScheme", {
     group = group,
     callback = function()
@@ -439,6 +441,10 @@ function H.paint()
     focusable = false,
     zindex = M.config.zindex,
   }
+  if H.win ~= nil and vim.api.nvim_win_is_valid(H.win)
+    and vim.api.nvim_win_get_tabpage(H.win) ~= vim.api.nvim_win_get_tabpage(target) then
+    H.hide() -- a float cannot move to another tab page: open a new one there
+  end
   if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
     vim.api.nvim_win_set_config(H.win, config)
   else
