@@ -1,30 +1,40 @@
-//! Embeds every `lua/rpiv_todo/*.lua` script for `rpiv_todo::preload`, so Rust hosts need
-//! no files at run time and adding a script needs no Rust change.
+//! Embeds every `lua/rpiv_todo/**/*.lua` script for `rpiv_todo::preload`, so Rust hosts
+//! need no files at run time and adding a script needs no Rust change.
+//! `init.lua` is `rpiv_todo`; `adapters/acp.lua` is `rpiv_todo.adapters.acp`.
 
 use std::{env, fs, path::Path};
 
-fn main() {
-    let dir = Path::new("lua/rpiv_todo");
+fn collect(dir: &Path, module: &str, out: &mut Vec<(String, String)>) {
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut scripts: Vec<(String, String)> = fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "lua"))
-                .filter_map(|p| {
-                    let stem = p.file_stem()?.to_str()?.to_owned();
-                    let module = if stem == "init" {
-                        "rpiv_todo".to_owned()
-                    } else {
-                        format!("rpiv_todo.{stem}")
-                    };
-                    let abs = fs::canonicalize(&p).ok()?;
-                    println!("cargo:rerun-if-changed={}", p.display());
-                    Some((module, abs.to_str()?.to_owned()))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        if path.is_dir() {
+            collect(&path, &format!("{module}.{stem}"), out);
+        } else if path.extension().is_some_and(|x| x == "lua") {
+            println!("cargo:rerun-if-changed={}", path.display());
+            let name = if stem == "init" {
+                module.to_owned()
+            } else {
+                format!("{module}.{stem}")
+            };
+            if let Some(abs) = fs::canonicalize(&path)
+                .ok()
+                .and_then(|p| p.to_str().map(str::to_owned))
+            {
+                out.push((name, abs));
+            }
+        }
+    }
+}
+
+fn main() {
+    let mut scripts = Vec::new();
+    collect(Path::new("lua/rpiv_todo"), "rpiv_todo", &mut scripts);
     scripts.sort();
     let body: String = scripts
         .iter()

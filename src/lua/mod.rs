@@ -375,7 +375,7 @@ pub fn preload(lua: &Lua) -> mlua::Result<()> {
 
 fn script_path(module: &str) -> String {
     match module.strip_prefix("rpiv_todo.") {
-        Some(rest) => format!("rpiv_todo/{rest}.lua"),
+        Some(rest) => format!("rpiv_todo/{}.lua", rest.replace('.', "/")),
         None => "rpiv_todo/init.lua".into(),
     }
 }

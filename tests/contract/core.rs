@@ -288,3 +288,23 @@ fn a_rejected_pure_apply_returns_the_same_state_table() {
     );
     assert!(same);
 }
+
+#[test]
+fn preload_embeds_every_script_including_the_adapters() {
+    let lua = lua();
+    let kinds: String = eval(
+        &lua,
+        r#"
+        local names = {}
+        for _, m in ipairs({ "rpiv_todo", "rpiv_todo.tool", "rpiv_todo.overlay", "rpiv_todo.adapters.acp",
+                             "rpiv_todo.adapters.avante", "rpiv_todo.adapters.codecompanion" }) do
+          names[#names + 1] = type(package.preload[m])
+        end
+        return table.concat(names, ",")
+        "#,
+    );
+    assert_eq!(
+        kinds,
+        "function,function,function,function,function,function"
+    );
+}
