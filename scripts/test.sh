@@ -7,7 +7,8 @@
 #   2. cargo fmt --check, cargo clippy -D warnings
 #   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
 #      builds (target/lua-<flavour>/rpiv_todo/core.so), the refused combinations
-#   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build
+#   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build;
+#      tests/hostile/hostile.lua in each, with stderr captured and required empty
 #   5. tests/loader/*: require("rpiv_todo.core") from the interpreters and both Neovims,
 #      wrong-flavour and missing-module cases
 #   6. tests/nvim/*_spec.lua in both Neovims (plugin on 'runtimepath', LuaJIT build at
@@ -157,6 +158,31 @@ place_build() {
     cp "$1" "$dest.tmp.$$" && mv -f "$dest.tmp.$$" "$dest"
 }
 
+# hostile_tests: seeded hostile tool arguments through every call path of the native
+# module, in each interpreter with its own build; stderr is captured and must stay empty
+# (no panic message, no warning: model input never reaches the terminal).
+hostile_tests() {
+    local f err
+    for f in "${FLAVOURS[@]}"; do
+        if ! steps_passed "module build ($f)"; then
+            skip "hostile input ($(interp_for "$f"))" "module build ($f) failed"
+            continue
+        fi
+        err="$SCRATCH/hostile-$f.stderr"
+        step "hostile input, nothing on stderr ($(interp_for "$f"))" hostile_one "$f" "$err"
+    done
+}
+
+hostile_one() {
+    local f=$1 err=$2
+    run_lua "$f" "$ROOT/target/lua-$f" "$ROOT/tests/hostile/hostile.lua" 2>"$err" || return 1
+    if [[ -s $err ]]; then
+        echo "stderr was not empty:"
+        head -c 2000 "$err"
+        return 1
+    fi
+}
+
 loader_tests() {
     local f b empty="$SCRATCH/empty-cpath"
     mkdir -p "$empty"
@@ -246,6 +272,7 @@ step "cargo fmt --check" fmt_check
 step "cargo clippy -D warnings (default; module,luajit)" clippy
 features_steps
 lua_specs
+hostile_tests
 if steps_passed "module build (luajit)"; then
     step "place the luajit build at lua/rpiv_todo/core.so" \
         place_build "$ROOT/target/lua-luajit/rpiv_todo/core.so"
