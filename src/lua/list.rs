@@ -4,7 +4,7 @@
 use mlua::{Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 use serde_json::Value;
 
-use super::{from_lua, to_lua, Ctx};
+use super::{from_lua, guarded, to_lua, Ctx};
 use crate::error::Error;
 use crate::params::Params;
 use crate::reducer::{self, Reply};
@@ -77,12 +77,16 @@ fn run(state: &mut State, parsed: Result<&Value, Error>) -> Reply {
 impl UserData for List {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method_mut("apply", |lua, this, params: LuaValue| {
-            let ctx = Ctx::get(lua)?;
-            call(lua, &ctx, &mut this.state, params)
+            guarded("list:apply", || {
+                let ctx = Ctx::get(lua)?;
+                call(lua, &ctx, &mut this.state, params)
+            })
         });
         m.add_method_mut("apply_json", |lua, this, text: mlua::String| {
-            let out = call_json(&mut this.state, &text.as_bytes());
-            lua.create_string(out)
+            guarded("list:apply_json", || {
+                let out = call_json(&mut this.state, &text.as_bytes());
+                lua.create_string(out)
+            })
         });
         m.add_method("state", |lua, this, ()| {
             let ctx = Ctx::get(lua)?;
