@@ -442,4 +442,148 @@ mod tests {
         assert_eq!(run(&mut s, json!({"action": "clear"})), "Cleared 1 tasks");
         assert_eq!(s, State::default());
     }
+
+    /// Runs `calls` from an empty list and returns the text of the last one.
+    fn last_text(calls: &[Value]) -> String {
+        let mut s = State::default();
+        calls
+            .iter()
+            .map(|c| run(&mut s, c.clone()))
+            .last()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn each_quirk_of_the_reference_is_kept() {
+        let cases: Vec<(&str, Vec<Value>, &str)> = vec![
+            (
+                "create ignores empty optional text, so get prints no such line",
+                vec![
+                    json!({"action": "create", "subject": "a", "description": "", "owner": ""}),
+                    json!({"action": "get", "id": 1}),
+                ],
+                "#1 [pending] a",
+            ),
+            (
+                "update stores empty text, and get still prints only non-empty lines",
+                vec![
+                    json!({"action": "create", "subject": "a", "owner": "o"}),
+                    json!({"action": "update", "id": 1, "owner": ""}),
+                ],
+                "Updated #1",
+            ),
+            (
+                "create keeps duplicate blockedBy ids and get lists the reverse edge twice",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "create", "subject": "b", "blockedBy": [1, 1]}),
+                    json!({"action": "get", "id": 1}),
+                ],
+                "#1 [pending] a\n  blocks: #2, #2",
+            ),
+            (
+                "blocks lists tombstones too",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "create", "subject": "b", "blockedBy": [1]}),
+                    json!({"action": "delete", "id": 2}),
+                    json!({"action": "get", "id": 1}),
+                ],
+                "#1 [pending] a\n  blocks: #2",
+            ),
+            (
+                "metadata {} on update is a no-op merge that still reports No change",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "update", "id": 1, "metadata": {}}),
+                ],
+                "No change: #1 already matches the requested values (status: pending)",
+            ),
+            (
+                "metadata {} stored on create is dropped by an update, which is a change",
+                vec![
+                    json!({"action": "create", "subject": "a", "metadata": {}}),
+                    json!({"action": "update", "id": 1, "metadata": {}}),
+                ],
+                "Updated #1",
+            ),
+            (
+                "a deleted task can still have its fields updated",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "delete", "id": 1}),
+                    json!({"action": "update", "id": 1, "subject": "b"}),
+                ],
+                "Updated #1",
+            ),
+            (
+                "addBlockedBy checks self before not found",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "update", "id": 1, "addBlockedBy": [1, 9]}),
+                ],
+                "Error: cannot block #1 on itself",
+            ),
+            (
+                "addBlockedBy checks ids in order: the first unknown one is named",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "create", "subject": "b"}),
+                    json!({"action": "delete", "id": 2}),
+                    json!({"action": "update", "id": 1, "addBlockedBy": [7, 2]}),
+                ],
+                "Error: addBlockedBy: #7 not found",
+            ),
+            (
+                "an empty addBlockedBy is not a mutable field",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "update", "id": 1, "addBlockedBy": []}),
+                ],
+                "Error: update requires at least one mutable field: subject, description, activeForm, status, owner, metadata, addBlockedBy, or removeBlockedBy",
+            ),
+            (
+                "list shows activeForm only while in_progress",
+                vec![
+                    json!({"action": "create", "subject": "a", "activeForm": "doing a"}),
+                    json!({"action": "create", "subject": "b", "activeForm": "doing b"}),
+                    json!({"action": "update", "id": 2, "status": "in_progress"}),
+                    json!({"action": "list"}),
+                ],
+                "[pending] #1 a\n[in_progress] #2 b (doing b)",
+            ),
+            (
+                "get prints its lines in the reference's order",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "create", "subject": "b", "description": "d", "activeForm": "f", "owner": "o", "blockedBy": [1]}),
+                    json!({"action": "create", "subject": "c", "blockedBy": [2]}),
+                    json!({"action": "get", "id": 2}),
+                ],
+                "#2 [pending] b\n  description: d\n  activeForm: f\n  blockedBy: #1\n  blocks: #3\n  owner: o",
+            ),
+            (
+                "model text is sanitized on output",
+                vec![json!({"action": "create", "subject": "\u{1b}[31mred\u{1b}[0m\nline"})],
+                "Created #1: red line (pending)",
+            ),
+            (
+                "clear is never singular",
+                vec![json!({"action": "create", "subject": "a"}), json!({"action": "clear"})],
+                "Cleared 1 tasks",
+            ),
+            (
+                "ids restart at 1 after clear",
+                vec![
+                    json!({"action": "create", "subject": "a"}),
+                    json!({"action": "clear"}),
+                    json!({"action": "create", "subject": "b"}),
+                ],
+                "Created #1: b (pending)",
+            ),
+        ];
+        for (rule, calls, want) in cases {
+            assert_eq!(last_text(&calls), want, "{rule}");
+        }
+    }
 }
