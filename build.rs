@@ -1,6 +1,7 @@
 //! Embeds every `lua/rpiv_todo/**/*.lua` script for `rpiv_todo::preload`, so Rust hosts
 //! need no files at run time and adding a script needs no Rust change.
-//! `init.lua` is `rpiv_todo`; `adapters/acp.lua` is `rpiv_todo.adapters.acp`.
+//! `init.lua` is `rpiv_todo`; `adapters/acp.lua` is `rpiv_todo.adapters.acp`; `meta/` (type
+//! definitions only) is left out.
 
 use std::{env, fs, path::Path};
 
@@ -14,6 +15,10 @@ fn collect(dir: &Path, module: &str, out: &mut Vec<(String, String)>) {
             continue;
         };
         if path.is_dir() {
+            // meta/ holds LuaCATS definitions for the language server, not code.
+            if stem == "meta" {
+                continue;
+            }
             collect(&path, &format!("{module}.{stem}"), out);
         } else if path.extension().is_some_and(|x| x == "lua") {
             println!("cargo:rerun-if-changed={}", path.display());

@@ -1,0 +1,121 @@
+---@meta rpiv_todo.core
+-- LuaCATS definitions of the native module `rpiv_todo.core` (lua/rpiv_todo/core.so), for
+-- lua-language-server. Nothing here runs: `---@meta rpiv_todo.core` makes the server read
+-- this file for `require("rpiv_todo.core")`. Not embedded by build.rs (see meta/).
+
+---A tool result, as the model and the host's persistence see it.
+---@class rpiv_todo.Result
+---@field content { type: "text", text: string }[] one text part: what the model reads
+---@field details rpiv_todo.Details the full post-call snapshot (the persistence format)
+
+---@class rpiv_todo.Details
+---@field action any the call's `action`, echoed
+---@field params table|string the call's arguments, echoed verbatim (the caller's own table)
+---@field tasks rpiv_todo.Task[]
+---@field nextId integer
+---@field error? string the bare message of a rejected call
+
+---@class rpiv_todo.Layout
+---@field visible rpiv_todo.Task[] the rows to draw, in list order
+---@field hiddenCompleted integer completed tasks left out
+---@field truncatedTail integer unfinished tasks cut from the end
+---@field counts? { total: integer, pending: integer, inProgress: integer, completed: integer } from a list handle only
+---@field showIds? boolean from a list handle only: some shown task waits on another
+
+---A list held in Rust: the fast path hosts and sessions use.
+---@class rpiv_todo.List
+local List = {}
+
+---One tool call; bad arguments come back in-band (`details.error`), never as a Lua error.
+---@param params table|string the tool arguments as a table, or the JSON text the LLM API delivered
+---@return rpiv_todo.Result
+function List:apply(params) end
+
+---One tool call from JSON text to JSON text; nothing is converted to Lua tables.
+---@param params_json string
+---@return string result_json
+function List:apply_json(params_json) end
+
+---The list as a snapshot of fresh tables.
+---@return rpiv_todo.State
+function List:state() end
+
+---The list as JSON text `{"tasks":[...],"nextId":n}`.
+---@return string
+function List:state_json() end
+
+---Replace the list; a malformed snapshot raises a Lua error naming the field.
+---@param state rpiv_todo.State|string|rpiv_todo.List|nil
+function List:replace(state) end
+
+---@return integer
+function List:next_id() end
+
+---Benchmark floor: seconds serde_json takes to write this list's result envelope.
+---@return number
+function List:serialize_floor() end
+
+---@class rpiv_todo.core
+---@field version string the crate version; the Lua scripts refuse a core of another version
+---@field flavour "lua54"|"lua51"|"luajit" the Lua this build links against
+---@field null lightuserdata JSON null (the same value as `cjson.null`); `vim.NIL` is accepted too
+---@field array_mt table metatable on empty arrays in results (`{ __jsontype = "array" }` or `cjson.array_mt`)
+local core = {}
+
+---The pure reducer: state in, state out. On a rejected call `state2` is `state` itself.
+---@param state rpiv_todo.State|string|nil nil for the empty list
+---@param params table|string
+---@return rpiv_todo.Result result
+---@return rpiv_todo.State state2
+function core.apply(state, params) end
+
+---@param state? rpiv_todo.State|string
+---@return rpiv_todo.List
+function core.list(state) end
+
+---Rebuild a list from branch entries: the last todo tool result with a snapshot wins.
+---@param entries table[]|string an array of entries, or its JSON text
+---@return rpiv_todo.State
+function core.replay(entries) end
+
+---Strip terminal escapes, controls and bidi marks from model-written text.
+---@param text string
+---@return string
+function core.sanitize(text) end
+
+---Terminal columns of `text` (escape sequences 0, wide characters and emoji 2).
+---@param text string
+---@return integer
+function core.width(text) end
+
+---Cut `text` to `width` columns, ending with `ellipsis` (default "…") when cut.
+---@param text string
+---@param width integer
+---@param ellipsis? string
+---@return string
+function core.truncate(text, width, ellipsis) end
+
+---Which tasks fit in `budget` rows under the overlay heading.
+---@param state rpiv_todo.State|rpiv_todo.List
+---@param budget integer
+---@param retired? table<integer, boolean> ids to leave out (list handles only)
+---@return rpiv_todo.Layout
+function core.overlay_layout(state, budget, retired) end
+
+---A UI string in `locale` (falls back pt-BR -> pt -> en); counts go in as numbers.
+---@param locale string
+---@param id string
+---@param args? table<string, string|number>
+---@return string
+function core.tr(locale, id, args) end
+
+---The locale chain: explicit, RPIV_TODO_LOCALE, rpiv-i18n/locale.json, LC_ALL, LC_MESSAGES, LANG, "en".
+---@param explicit? string
+---@param env? table<string, string|false> overrides of environment variables (false: unset)
+---@return string
+function core.resolve_locale(explicit, env) end
+
+---@return string[] the nine locale codes
+function core.locales() end
+
+return core
