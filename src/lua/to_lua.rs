@@ -1,7 +1,11 @@
 //! Snapshots to Lua tables. Every call returns the whole list, so this is the hot path:
 //! the tables are built with the raw C API inside one protected call instead of one
-//! protected call per field through mlua's safe `Table::raw_set`. Measured on w2
-//! (~500 tasks, Lua 5.4, module build): see README "Performance".
+//! protected call per field through mlua's safe `Table::raw_set`.
+//!
+//! Measured before choosing (release module builds, a 500-task snapshot, µs per build):
+//! LuaJIT 67 raw vs 780 with `create_table_with_capacity` + `raw_set` (11.6×); Lua 5.4
+//! 81 vs 491 (6×). With the raw build `list:apply` stays within 1.5× of plain Lua building
+//! the same tables (README "Performance").
 
 use std::ffi::{c_int, CStr};
 
