@@ -25,9 +25,10 @@ M.defaults = {
       .. " up and report them in a batch at the end.",
     "Never mark a task completed while its tests fail, the build is broken or the work is only"
       .. " partly done. Leave it in_progress and create a new task for whatever blocks it.",
-    "Statuses move pending → in_progress → completed; pending and in_progress may switch back"
-      .. " and forth; a completed task can only become deleted, and deleted is final. Sending the"
-      .. " status a task already has is a harmless no-op.",
+    "The status machine: pending ⇄ in_progress, either of them → completed, any → deleted."
+      .. " A completed task can only be deleted and deleted is final, so never reopen finished"
+      .. " work: create a new task for it. Sending the status a task already has is a harmless"
+      .. " no-op.",
     'To change a status send just the id and the new status, for example'
       .. ' {"action":"update","id":3,"status":"completed"}. Ids are the numbers the tool'
       .. " returned, never positions in a list.",
@@ -122,7 +123,11 @@ function M.resolve(value, key)
     return M.copy_defaults()
   end
   if type(value) == "function" then
-    local produced = value(M.copy_defaults())
+    -- A host's function may fail; report it under the key like any other bad value.
+    local ok, produced = pcall(value, M.copy_defaults())
+    if not ok then
+      H.fail(key, "the function raised an error: " .. tostring(produced))
+    end
     if type(produced) ~= "table" then
       H.fail(key, "the function must return a table { prompt_snippet = string, prompt_guidelines = { string... } }")
     end

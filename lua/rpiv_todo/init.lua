@@ -8,6 +8,15 @@
 -- This file loads the native core (`rpiv_todo.core`) once, checks its version, holds the
 -- configuration every other module reads (`M.config`), and re-exports the public API.
 
+---@class rpiv_todo.Module
+---@field version string the Lua scripts' version (the native core must match it)
+---@field core table the native module `rpiv_todo.core`
+---@field guidance table `rpiv_todo.guidance`: `defaults` (snippet and eight guidelines), `resolve`
+---@field command table `rpiv_todo.command`: `todos(state_or_session, { interactive })`
+---@field sessions table `rpiv_todo.session`: the per-session lists and their lifecycle
+---@field overlay rpiv_todo.OverlayModule `rpiv_todo.overlay`, loaded on first use
+---@field defaults rpiv_todo.Config every setup() default (never changed by setup)
+---@field config rpiv_todo.Config the live configuration
 local M = {}
 local H = {}
 
@@ -94,7 +103,11 @@ function H.check_overlay(value)
   if type(value) == "function" then
     -- The overlay calls it with the default layout when it renders; call it once now so
     -- a bad result is reported here, by key, rather than at the first render.
-    local ok, what = overlay.check_layout(value(overlay.default_layout))
+    local called, produced = pcall(value, overlay.default_layout)
+    if not called then
+      H.fail("overlay", "the function raised an error: " .. tostring(produced))
+    end
+    local ok, what = overlay.check_layout(produced)
     if not ok then
       H.fail("overlay", "the function returned an invalid layout: " .. tostring(what))
     end

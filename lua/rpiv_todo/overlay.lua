@@ -10,7 +10,27 @@
 --     tasks fall away at the next turn, and the collapsed / expanded modes.
 -- Which tasks fit on overflow is decided natively (`core.overlay_layout`); this file only
 -- writes lines (and skips the native call when every task fits).
+--
+-- What the heading counts. `● Todos (done/total)` counts the tasks the panel works over:
+-- live tasks, minus the completed ones the live object hid after their turn. So after
+-- four tasks finished in earlier turns and two in this one, the heading says (2/2) while
+-- `/todos` says 6/6. Chosen on purpose:
+--   * DESIGN.md says completed tasks "hide from later renders"; the heading is part of
+--     the render, so a hidden task leaves it as it leaves the rows;
+--   * the seed's README has the widget render "whenever any overlay-visible tasks exist"
+--     and auto-hide otherwise: one set drives both, so the panel never shows a heading
+--     such as (6/6) above no rows one turn and disappears the next;
+--   * the heading's total always equals the rows plus the `+N more` summary, so every
+--     number on the panel adds up;
+--   * the reference overlay computes its counts over the same filtered set;
+--   * `/todos` is the full account, and the panel stays a view of the work at hand.
 
+---@class rpiv_todo.OverlayModule
+---@field config { max_widget_lines: integer, collapse_key: string, theme: any, layout: any } module-wide defaults (set by setup)
+---@field themes { plain: rpiv_todo.OverlayTheme, ansi: rpiv_todo.OverlayTheme, segments: rpiv_todo.OverlayTheme }
+---@field groups table<string, string> color -> highlight group name (RpivTodo<Color>)
+---@field default_layout rpiv_todo.OverlayLayout the shipped layout functions and glyphs
+---@field Overlay rpiv_todo.Overlay the live object's metatable
 local M = {}
 local H = {}
 
@@ -847,11 +867,22 @@ function Overlay:set_expanded(on)
   self.expanded = on and true or false
 end
 
----Render `state` at `width` columns.
----@param state { tasks: table[], nextId: integer }|nil
+---Render `state` at `width` columns. Heading counts leave hidden completed tasks out
+---(see the header of this file).
+---@param state { tasks: table[], nextId: integer }|rpiv_todo.Session|userdata|nil a state, a session, or a core.list handle
 ---@param width? integer
 ---@return any[] lines
 function Overlay:render(state, width)
+  -- A session or a core.list handle: read its snapshot (the turn bookkeeping needs ids).
+  if type(state) == "userdata" then
+    -- Any other userdata (JSON null, say) has no snapshot: nothing to show.
+    local ok, snapshot = pcall(function()
+      return state:state()
+    end)
+    state = ok and snapshot or nil
+  elseif type(state) == "table" and type(state.state) == "function" then
+    state = state:state()
+  end
   local tasks = (type(state) == "table" and type(state.tasks) == "table") and state.tasks or {}
   local next_id = type(state) == "table" and state.nextId or nil
   if type(next_id) == "number" then

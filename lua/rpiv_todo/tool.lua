@@ -19,8 +19,8 @@ M.description = table.concat({
   " owner, metadata, addBlockedBy, removeBlockedBy), list (optional status filter and",
   " includeDeleted), get (id; shows what the task waits for and what it blocks), delete (id;",
   " the task stays as a tombstone) and clear (drops every task and restarts ids at 1).",
-  " Statuses: pending → in_progress → completed; pending and in_progress can switch back;",
-  " completed can only become deleted; deleted is final.",
+  " Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed can only",
+  " become deleted, and deleted is final.",
   " Every reply carries the whole list, so it survives compaction and reloads.",
 })
 
@@ -61,7 +61,8 @@ function M.parameters()
         description = "update: the new status (mark in_progress before starting, completed as"
           .. " soon as it is done). list: show only tasks with this status.",
       },
-      blockedBy = ids("create only: ids of the tasks this one waits for."),
+      blockedBy = ids("create only: ids of the tasks this one waits for. Each must exist and"
+        .. " not be deleted; a dependency that would close a cycle is rejected."),
       addBlockedBy = ids("update only: ids to add to this task's blockedBy. They are merged,"
         .. " so send only the new ones."),
       removeBlockedBy = ids("update only: ids to remove from this task's blockedBy."),

@@ -86,7 +86,7 @@ local M = {}
 ---@field max_widget_lines? integer at least 3 (default 12)
 ---@field collapse_key? string e.g. "ctrl+shift+t", or "off"
 ---@field locale? string one of de, en, es, fr, pt, pt-BR, ru, uk, zh
----@field overlay? rpiv_todo.OverlayOverrides|fun(default_layout: table): rpiv_todo.OverlayOverrides
+---@field overlay? rpiv_todo.OverlayOverrides|fun(default_layout: rpiv_todo.OverlayLayout): rpiv_todo.OverlayLayoutOverride the function form returns layout overrides only (no theme)
 
 ---@class rpiv_todo.Config
 ---@field guidance rpiv_todo.Guidance

@@ -4,9 +4,21 @@
 -- Covers every recorded case of conformance/overlay-cases.jsonl, the live lifecycle,
 -- options, layout overrides, themes and display-width truncation. Exits 1 on failure.
 
-local root = (arg and arg[0] or ""):gsub("tests/lua/overlay_spec%.lua$", "")
-package.path = root .. "lua/?.lua;" .. root .. "lua/?/init.lua;" .. root .. "tests/lua/?.lua;" .. package.path
-package.cpath = root .. "lua/?.so;" .. package.cpath
+-- scripts/test.sh sets LUA_PATH/LUA_CPATH (each flavour's own build) and RPIV_ROOT /
+-- RPIV_SHARED; run by hand, the paths default to the checkout and lua/rpiv_todo/core.so.
+local root = os.getenv("RPIV_ROOT")
+if root then
+  root = root .. "/"
+else
+  root = (arg and arg[0] or ""):gsub("tests/lua/overlay_spec%.lua$", "")
+end
+if not os.getenv("LUA_PATH") then
+  package.path = root .. "lua/?.lua;" .. root .. "lua/?/init.lua;" .. root .. "tests/lua/?.lua;" .. package.path
+end
+if not os.getenv("LUA_CPATH") then
+  package.cpath = root .. "lua/?.so;" .. package.cpath
+end
+local shared = os.getenv("RPIV_SHARED") and (os.getenv("RPIV_SHARED") .. "/") or (root .. "../shared/")
 
 -- cjson first: the core adopts cjson's array metatable when cjson is already loaded.
 local json_ok, cjson = pcall(require, "cjson")
@@ -130,7 +142,7 @@ end
 -- Recorded cases
 -- ---------------------------------------------------------------------------
 
-local cases_path = root .. "../shared/conformance/overlay-cases.jsonl"
+local cases_path = shared .. "conformance/overlay-cases.jsonl"
 local cases = {}
 for i, line in ipairs(read_lines(cases_path)) do
   cases[i] = decode(line)
