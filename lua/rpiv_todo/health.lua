@@ -89,13 +89,22 @@ end
 function H.check_locale(report)
   report.start("rpiv_todo: locale")
   local i18n = require("rpiv_todo.i18n")
-  local ok, locale = pcall(i18n.locale)
+  -- What the overlay and :Todos will use: v:lang is handed to the chain first.
+  local ok, locale = pcall(require("rpiv_todo.nvim").use_editor_locale)
   if not ok then
     report.error("the locale could not be resolved: " .. tostring(locale))
     return
   end
   report.ok("UI locale: " .. locale .. " (available: " .. table.concat(i18n.locales(), ", ") .. ")")
-  report.info("chosen by setup{ locale }, else RPIV_TODO_LOCALE, the rpiv-i18n config file, :language messages, LC_ALL/LC_MESSAGES/LANG, else en; what the model reads is always English")
+  local inputs = { "v:lang=" .. H.show(vim.v.lang) }
+  for _, name in ipairs({ "RPIV_TODO_LOCALE", "LC_ALL", "LC_MESSAGES", "LANG" }) do
+    local value = os.getenv(name)
+    if value ~= nil and value ~= "" then
+      inputs[#inputs + 1] = name .. "=" .. H.show(value)
+    end
+  end
+  report.info("inputs: " .. table.concat(inputs, ", "))
+  report.info("chosen by setup{ locale }, else RPIV_TODO_LOCALE, the rpiv-i18n config file, :language messages (v:lang), LC_ALL/LC_MESSAGES/LANG, else en; what the model reads is always English")
 end
 
 function H.check_config(report)

@@ -223,13 +223,46 @@ function H.on_event(event, id)
   end
 end
 
--- The i18n chain reads LC_ALL/LC_MESSAGES/LANG from the process; Neovim's `:language
--- messages` (v:lang) is what a person chose for this editor, so it goes first.
+-- The locale chain (rpiv_todo.i18n) reads RPIV_TODO_LOCALE, the rpiv-i18n file and
+-- LC_ALL/LC_MESSAGES/LANG from the process. In Neovim, v:lang (`:language messages`) is
+-- the message locale chosen for this editor, so when it names a language it stands in for
+-- the POSIX variables. When it is "C", "POSIX" or "C.<codeset>" the environment decides:
+-- Neovim 0.10+ reports "C" when $LANG names a locale that is not installed, yet $LANG
+-- still says which language the person reads (and `:language messages C` itself sets
+-- $LC_MESSAGES=C, which the chain then reads). Checked before each paint and :Todos, so
+-- a `:language messages` at run time reaches the next render; only a change re-resolves.
+H.LOCALE_ENV = { "RPIV_TODO_LOCALE", "XDG_CONFIG_HOME", "HOME", "LC_ALL", "LC_MESSAGES", "LANG" }
+H.locale_inputs = nil -- v:lang and the variables above, as last handed to the chain
+
 function H.use_editor_locale()
   local lang = vim.v.lang
-  if type(lang) == "string" and lang ~= "" and lang ~= "C" and lang ~= "POSIX" then
-    pcall(require("rpiv_todo.i18n").set_env, { LC_ALL = false, LC_MESSAGES = lang })
+  if type(lang) ~= "string" then
+    lang = ""
   end
+  local inputs = { lang }
+  for i, name in ipairs(H.LOCALE_ENV) do
+    inputs[i + 1] = os.getenv(name) or ""
+  end
+  local key = table.concat(inputs, "\0")
+  if key == H.locale_inputs then
+    return
+  end
+  H.locale_inputs = key
+  local i18n = require("rpiv_todo.i18n")
+  local base = lang:match("^[^.@]*")
+  if base == "" or base == "C" or base == "POSIX" then
+    pcall(i18n.set_env, nil)
+  else
+    pcall(i18n.set_env, { LC_ALL = false, LC_MESSAGES = lang })
+  end
+end
+
+---Hand Neovim's message locale (v:lang) to the locale chain now; rpiv_todo.locale() then
+---answers as the overlay and :Todos will. Called before every paint and :Todos.
+---@return string locale the active locale code
+function M.use_editor_locale()
+  H.use_editor_locale()
+  return require("rpiv_todo.i18n").locale()
 end
 
 -- ---------------------------------------------------------------------------
@@ -401,6 +434,7 @@ function H.paint()
     return
   end
   H.sync_mapping()
+  H.use_editor_locale()
   local target = H.target_win()
   local state = require("rpiv_todo.session").foreground():state()
   if target == nil then
@@ -568,6 +602,7 @@ end
 ---@return string level "info" | "error"
 function M.todos()
   M.attach()
+  H.use_editor_locale()
   local text, level = H.todo().command.todos(nil, { interactive = true })
   local vim_level = level == "error" and vim.log.levels.ERROR or vim.log.levels.INFO
   vim.notify(text, vim_level, { title = M.config.notify_title })
