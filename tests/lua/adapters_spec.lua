@@ -132,6 +132,63 @@ T.test("avante tool has the custom-tool shape", function()
   T.eq(tool.returns[2].optional, true, "returns[2].optional")
 end)
 
+-- avante turns param.fields into the provider's JSON Schema itself (its
+-- llm_tool_param_fields_to_json_schema): an object with sub-fields recurses, an array
+-- converts its `items` as a one-field list and keeps the one property, anything else
+-- becomes { type, description } with `choices` as `enum`; a field not `optional` is
+-- required. Re-stated here so the test sees what the model is sent.
+function T.avante_schema(fields)
+  local properties, required = {}, {}
+  for _, field in ipairs(fields) do
+    if field.type == "object" and field.fields then
+      local p, r = T.avante_schema(field.fields)
+      properties[field.name] = { type = field.type, description = field.description, properties = p, required = r }
+    elseif field.type == "array" and field.items then
+      local p = T.avante_schema({ field.items })
+      local _, item = next(p)
+      properties[field.name] = { type = field.type, description = field.description, items = item }
+    else
+      properties[field.name] = { type = field.type, description = field.description }
+      if field.choices then
+        properties[field.name].enum = field.choices
+      end
+    end
+    if not field.optional then
+      required[#required + 1] = field.name
+    end
+  end
+  return properties, required
+end
+
+T.test("avante builds the tool's own JSON Schema from the fields (what the model is sent)", function()
+  local schema = todo.tool().parameters
+  local properties, required = T.avante_schema(avante.tool().param.fields)
+  T.eq(table.concat(required, ","), table.concat(schema.required, ","), "required")
+  local names = {}
+  for name in pairs(schema.properties) do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  local got = {}
+  for name in pairs(properties) do
+    got[#got + 1] = name
+  end
+  table.sort(got)
+  T.eq(table.concat(got, ","), table.concat(names, ","), "property names")
+  for _, name in ipairs(names) do
+    local want, have = schema.properties[name], properties[name]
+    T.eq(have.type, want.type, name .. " type")
+    T.eq(have.description, want.description, name .. " description")
+    T.eq(have.enum and table.concat(have.enum, ",") or nil, want.enum and table.concat(want.enum, ",") or nil, name .. " enum")
+    if want.items then
+      T.eq(have.items and have.items.type, want.items.type, name .. " items type")
+    end
+  end
+  -- Spelled out for the two the model needs most.
+  T.eq(table.concat(properties.action.enum, ","), "create,update,list,get,delete,clear", "action enum")
+  T.eq(properties.blockedBy.items.type, "number", "blockedBy items")
+end)
+
 T.test("avante description carries the prompt snippet and every guideline", function()
   local spec = todo.tool()
   local tool = avante.tool()
