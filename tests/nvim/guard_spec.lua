@@ -97,6 +97,62 @@ T.test(":checkhealth reports the missing library as an ERROR with the build step
   vim.fn.delete(dir, "rf")
 end)
 
+---:checkhealth rpiv_todo's text; the health buffer is wiped afterwards.
+function H.health()
+  vim.cmd("checkhealth rpiv_todo")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  return text
+end
+
+T.test(":checkhealth reports a stale library as an ERROR naming both versions and the rebuild step", function()
+  local dir = vim.fn.tempname()
+  local dest = H.copy_scripts(dir)
+  vim.fn.writefile({ 'return { version = "0.0.0-stale", flavour = "luajit" }' }, dest .. "/core.lua")
+  H.isolated(dir, function()
+    local text = H.health()
+    T.contains(text, "ERROR", "an error is reported")
+    T.contains(text, "0.0.0-stale", "the library's version")
+    T.contains(text, H.version, "the scripts' version")
+    T.contains(text, "scripts/build-module.sh luajit", "the advice names the build script")
+  end)
+  vim.fn.delete(dir, "rf")
+end)
+
+T.test(":checkhealth reports a library built for another Lua as an ERROR", function()
+  local dir = vim.fn.tempname()
+  local dest = H.copy_scripts(dir)
+  vim.fn.writefile({ 'return { version = "' .. H.version .. '", flavour = "lua54" }' }, dest .. "/core.lua")
+  H.isolated(dir, function()
+    local text = H.health()
+    T.contains(text, "ERROR", "an error is reported")
+    T.contains(text, "lua54", "names the flavour found")
+    T.contains(text, "scripts/build-module.sh luajit", "the advice names the build script")
+  end)
+  vim.fn.delete(dir, "rf")
+end)
+
+T.test(":checkhealth warns about a second core.so on 'runtimepath' and about an unmappable collapse key", function()
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/lua/rpiv_todo", "p")
+  vim.fn.writefile(vim.fn.readfile(H.root .. "/lua/rpiv_todo/core.so", "b"), dir .. "/lua/rpiv_todo/core.so", "b")
+  local saved = vim.o.runtimepath
+  vim.cmd("set rtp+=" .. vim.fn.fnameescape(dir))
+  require("rpiv_todo").setup({ locale = "en", collapse_key = "t" })
+  local ok, text = pcall(H.health)
+  vim.o.runtimepath = saved
+  require("rpiv_todo").setup({ locale = "en" })
+  vim.fn.delete(dir, "rf")
+  if not ok then
+    error(text, 0)
+  end
+  T.eq(text:find("ERROR", 1, true), nil, "no ERROR in:\n" .. text)
+  T.contains(text, "several builds on 'runtimepath'", "second build")
+  T.contains(text, dir .. "/lua/rpiv_todo/core.so", "names the second build")
+  T.contains(text, "collapse_key \"t\" is not mapped", "bare key")
+  T.contains(text, "WARN", "warnings are reported")
+end)
+
 T.test("the real build still works afterwards", function()
   local todo = require("rpiv_todo")
   local result = todo.session("after"):execute({ action = "create", subject = "Still here" })
