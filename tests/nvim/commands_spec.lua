@@ -79,7 +79,8 @@ T.test(":help rpiv_todo: the help file has unique tags for the commands and the 
     tags[line:match("^[^\t]+")] = true
   end
   for _, tag in ipairs({ "rpiv_todo.txt", "rpiv_todo-install", ":Todos", ":TodosToggle", "rpiv_todo-api",
-    "rpiv_todo.nvim.execute()", "rpiv_todo-adapters-avante", "rpiv_todo-highlights", "rpiv_todo-health" }) do
+    "rpiv_todo.nvim.execute()", "rpiv_todo-adapters-avante", "rpiv_todo-highlights", "rpiv_todo-health",
+    "rpiv_todo-locale" }) do
     T.eq(tags[tag], true, "tag " .. tag)
   end
   vim.cmd("set rtp^=" .. vim.fn.fnameescape(dir))
