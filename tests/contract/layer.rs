@@ -137,6 +137,45 @@ fn every_schema_property_has_a_description_of_its_own() {
         let d = prop["description"].as_str().unwrap_or_default();
         assert!(d.len() > 20, "{name} lacks a description");
     }
+    let mut all: Vec<&str> = props
+        .values()
+        .map(|p| p["description"].as_str().unwrap())
+        .collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 12, "every property has its own description");
+    // Each description says which actions take the field (what steers a model best).
+    for (name, needles) in [
+        (
+            "subject",
+            &["Required for create", "on update it renames"][..],
+        ),
+        (
+            "status",
+            &[
+                "update: the new status",
+                "list: show only tasks with this status",
+            ],
+        ),
+        ("blockedBy", &["create only", "cycle is rejected"]),
+        ("addBlockedBy", &["update only", "send only the new ones"]),
+        ("removeBlockedBy", &["update only"]),
+        ("id", &["Required for update, get and", "delete"]),
+        ("includeDeleted", &["list only", "Default false"]),
+        ("metadata", &["merged", "null is removed"]),
+        ("activeForm", &["Present-continuous", "in_progress"]),
+        ("description", &["acceptance criteria"]),
+        ("owner", &["Who works on the task"]),
+        (
+            "action",
+            &["create", "update", "list", "get", "delete", "clear"],
+        ),
+    ] {
+        let d = props[name]["description"].as_str().unwrap();
+        for needle in needles {
+            assert!(d.contains(needle), "{name}: {d:?} lacks {needle:?}");
+        }
+    }
 }
 
 /// Argument shapes and whether the reference schema accepts them.
@@ -210,6 +249,54 @@ fn a_json_schema_validator_accepts_and_rejects_the_same_shapes_with_both_schemas
     }
 }
 
+/// What DESIGN.md says the guidance must teach, and the words that carry each topic in
+/// our default guidelines (every listed phrase must be there).
+const GUIDANCE_TOPICS: &[(&str, &[&str])] = &[
+    ("when to open a list", &["three or more", "skip the list"]),
+    (
+        "exactly one task in_progress",
+        &["exactly one task in_progress"],
+    ),
+    ("mark it before starting", &["in_progress before you start"]),
+    ("complete immediately", &["completed the moment it is done"]),
+    ("never in batches", &["Never save completions", "batch"]),
+    (
+        "never with failing tests",
+        &["Never mark a task completed while its tests fail"],
+    ),
+    ("never with partial work", &["partly done"]),
+    (
+        "the state machine",
+        &[
+            "pending ⇄ in_progress",
+            "either of them → completed",
+            "any → deleted",
+            "deleted is final",
+        ],
+    ),
+    (
+        "the literal update call",
+        &[r#"{"action":"update","id":3,"status":"completed"}"#],
+    ),
+    (
+        "dependencies",
+        &[
+            "blockedBy on create",
+            "addBlockedBy and removeBlockedBy",
+            "never resend the whole array",
+        ],
+    ),
+    ("includeDeleted", &["includeDeleted: true"]),
+    (
+        "subject vs description vs activeForm",
+        &[
+            "subject as a short imperative title",
+            "detail and acceptance criteria in description",
+            "activeForm the present-continuous label",
+        ],
+    ),
+];
+
 #[test]
 fn the_default_guidance_teaches_what_design_md_lists() {
     let (lua, _) = todo_lua();
@@ -217,28 +304,35 @@ fn the_default_guidance_teaches_what_design_md_lists() {
         &lua,
         "local s = require('rpiv_todo').tool(); return s.prompt_snippet, s.prompt_guidelines, s.description",
     );
-    assert!(!snippet.trim().is_empty());
-    assert!(description.len() > 100);
+    assert!(snippet.contains("multi-step work"), "{snippet}");
+    assert!(snippet.contains("survives compaction"), "{snippet}");
     assert_eq!(guidelines.len(), 8);
-    assert!(guidelines.iter().all(|g| !g.trim().is_empty()));
+    let mut distinct = guidelines.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 8, "eight different guidelines");
+    assert!(guidelines.iter().all(|g| g.trim().len() > 40));
     let all = guidelines.join("\n");
+    for (topic, phrases) in GUIDANCE_TOPICS {
+        for phrase in *phrases {
+            assert!(
+                all.contains(phrase),
+                "the guidelines do not teach {topic}: {phrase:?} is missing"
+            );
+        }
+    }
+    // The description names every action and the state machine.
     for needle in [
-        r#"{"action":"update","id":3,"status":"completed"}"#,
-        "three or more",
-        "exactly one task in_progress",
-        "batch",
-        "tests fail",
-        "blockedBy",
-        "addBlockedBy",
-        "removeBlockedBy",
-        "includeDeleted",
-        "activeForm",
-        "description",
+        "create (subject required",
+        "update (id plus",
+        "list (optional status filter and includeDeleted)",
+        "get (id",
+        "delete (id; the task stays as a tombstone)",
+        "clear (drops every task and restarts ids at 1)",
+        "pending ⇄ in_progress, either → completed, any → deleted",
+        "deleted is final",
     ] {
-        assert!(
-            all.contains(needle),
-            "the guidelines do not mention {needle}"
-        );
+        assert!(description.contains(needle), "description lacks {needle:?}");
     }
 }
 
@@ -321,6 +415,29 @@ const BAD_SETUPS: &[(&str, &str)] = &[
         "overlay",
         "{ overlay = { theme = { fg = function(_, t) return t end } } }",
     ),
+    (
+        "overlay",
+        "{ overlay = { theme = { fg = print, bold = print, strikethrough = print, finish = 1 } } }",
+    ),
+    ("overlay", "{ overlay = { theme = 5 } }"),
+    ("overlay", "{ overlay = { glyphs = 'x' } }"),
+    ("overlay", "{ overlay = { glyphs = { pending = 1 } } }"),
+    ("overlay", "{ overlay = { glyphs = { failed = 'x' } } }"),
+    ("overlay", "{ overlay = function() error('boom') end }"),
+    (
+        "overlay",
+        "{ overlay = function() return { theme = 'ansi' } end }",
+    ),
+    ("guidance", "{ guidance = function() error('boom') end }"),
+    (
+        "guidance",
+        "{ guidance = function(d) d.prompt_guidelines[2] = false return d end }",
+    ),
+    ("max_widget_lines", "{ max_widget_lines = true }"),
+    ("max_widget_lines", "{ max_widget_lines = -5 }"),
+    ("collapse_key", "{ collapse_key = 'ctrl+é' }"),
+    ("collapse_key", "{ collapse_key = '   ' }"),
+    ("1", "{ 'positional' }"),
 ];
 
 #[test]
@@ -403,6 +520,73 @@ fn guidance_overrides_table_function_and_partial() {
         "return require('rpiv_todo').guidance.defaults.prompt_snippet",
     );
     assert_eq!(seen, default_snippet);
+}
+
+#[test]
+fn a_table_override_can_extend_the_exported_defaults() {
+    let (lua, _) = todo_lua();
+    let (guidelines, untouched): (Vec<String>, i64) = support::eval(
+        &lua,
+        r#"local todo = require('rpiv_todo')
+           local mine = {}
+           for i, g in ipairs(todo.guidance.defaults.prompt_guidelines) do mine[i] = g end
+           mine[#mine + 1] = 'Run the linter before completing a task.'
+           todo.setup({ guidance = { prompt_guidelines = mine } })
+           mine[1] = 'changed after setup'
+           return todo.tool().prompt_guidelines, #todo.defaults.guidance.prompt_guidelines"#,
+    );
+    let defaults: Vec<String> = support::eval(
+        &lua,
+        "return require('rpiv_todo').guidance.defaults.prompt_guidelines",
+    );
+    assert_eq!(guidelines.len(), 9);
+    assert_eq!(guidelines[..8], defaults[..], "setup keeps its own copy");
+    assert_eq!(guidelines[8], "Run the linter before completing a task.");
+    assert_eq!(untouched, 8);
+}
+
+#[test]
+fn every_valid_setup_value_is_accepted() {
+    let (lua, _) = todo_lua();
+    for opts in [
+        "nil",
+        "{}",
+        "{ max_widget_lines = 3 }",
+        "{ max_widget_lines = 40.0 }",
+        "{ collapse_key = 'off' }",
+        "{ collapse_key = 'F12' }",
+        "{ collapse_key = 'super+alt+pagedown' }",
+        "{ locale = 'pt-BR' }",
+        "{ locale = 'en' }",
+        "{ overlay = { theme = 'ansi' } }",
+        "{ overlay = { theme = require('rpiv_todo').overlay.themes.segments, glyphs = { completed = 'x' } } }",
+        "{ overlay = function(d) return { row = d.row } end }",
+        "{ guidance = { prompt_guidelines = { 'one' } } }",
+        "{ guidance = function(d) return { prompt_snippet = d.prompt_snippet .. '!' } end }",
+    ] {
+        let (ok, err): (bool, String) = support::eval(
+            &lua,
+            &format!("local ok, err = pcall(require('rpiv_todo').setup, {opts}); return ok, tostring(err)"),
+        );
+        assert!(ok, "setup {opts} raised {err}");
+    }
+}
+
+#[test]
+fn todos_without_a_source_reads_the_foreground_session() {
+    let (lua, _) = todo_lua();
+    let (text, level): (String, String) = support::eval(
+        &lua,
+        r#"local todo = require('rpiv_todo')
+           todo.session('bg'):execute({ action = 'create', subject = 'Hidden' })
+           todo.foreground('fg')
+           todo.tool().execute({ action = 'create', subject = 'Shown' }, { session = 'fg' })
+           return todo.command.todos(nil, { interactive = true })"#,
+    );
+    assert_eq!(
+        (text.as_str(), level.as_str()),
+        ("1 pending\n── Pending ──\n  ○ #1 Shown", "info")
+    );
 }
 
 #[test]
@@ -508,6 +692,35 @@ fn tool_execute_is_session_execute() {
         let a: Value = lua.from_value(via_tool).unwrap();
         let b: Value = lua.from_value(via_session).unwrap();
         assert_eq!(a, b, "{call}");
+    }
+    // The same calls as JSON text (what a host's LLM client hands over), in two fresh
+    // sessions: tool().execute and session:execute agree with each other and with the
+    // table path above.
+    let json_direct: Table =
+        support::eval(&lua, "return require('rpiv_todo').session('json-direct')");
+    let json_ctx = lua
+        .to_value(&json!({ "session": "json-via-tool" }))
+        .unwrap();
+    let replayed: Table = support::eval(&lua, "return require('rpiv_todo').session('table-again')");
+    for call in &calls {
+        let text = call.to_string();
+        let via_tool: LuaValue = execute.call((text.as_str(), json_ctx.clone())).unwrap();
+        let via_session: LuaValue = json_direct.call_method("execute", text.as_str()).unwrap();
+        let via_table: LuaValue = replayed
+            .call_method("execute", lua.to_value(call).unwrap())
+            .unwrap();
+        let a: Value = lua.from_value(via_tool).unwrap();
+        let b: Value = lua.from_value(via_session).unwrap();
+        let c: Value = lua.from_value(via_table).unwrap();
+        assert_eq!(a, b, "JSON text {text}");
+        assert_eq!(
+            a["content"], c["content"],
+            "JSON text and table content {text}"
+        );
+        assert_eq!(
+            a["details"]["tasks"], c["details"]["tasks"],
+            "JSON text and table tasks {text}"
+        );
     }
     // A context without a session runs in "default"; the two above never touched it.
     let n: i64 = support::eval(
@@ -779,4 +992,47 @@ fn the_example_host_reads_a_users_session_and_config() {
     assert!(reload < third);
     assert!(text.contains("  result: Updated #1 (pending → completed)"));
     assert!(host::parse_args(["--bogus".to_owned()]).is_err());
+}
+
+#[test]
+fn the_example_host_shows_the_ansi_overlay_after_each_call() {
+    let mut colored = Vec::new();
+    host::run(&host::Options::default(), &mut colored).expect("the host runs");
+    let colored = String::from_utf8(colored).unwrap();
+    let mut plain = Vec::new();
+    let opts = host::Options {
+        plain: true,
+        ..host::Options::default()
+    };
+    host::run(&opts, &mut plain).expect("the host runs");
+    let plain = String::from_utf8(plain).unwrap();
+    // The panel under every call, colored; without its SGR it is the plain panel.
+    let calls = colored.matches("\n[call ").count();
+    assert_eq!(calls, 32);
+    assert_eq!(colored.matches("\n  overlay:\n").count(), calls);
+    let stripped: String = {
+        let mut out = String::new();
+        let mut rest = colored.as_str();
+        while let Some(i) = rest.find("\x1b[") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let end = after.find('m').expect("SGR ends with m");
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        out
+    };
+    assert_eq!(stripped, plain);
+    assert!(colored.contains("    \x1b[36m●\x1b[39m \x1b[1m\x1b[36mTodos (0/1)\x1b[39m\x1b[22m\n"));
+    // A person watching sees the panel evolve: the turn-1 tasks finished before turn 3
+    // have fallen away at its first call, and the heading counts what the panel shows
+    // while /todos keeps the full account.
+    let turn3 = plain.split("--- turn 3 ---").nth(1).expect("a third turn");
+    let first_panel = turn3.split("  overlay:\n").nth(1).unwrap();
+    assert!(first_panel.starts_with(
+        "    ● Todos (0/2)\n    ├─ ◐ #4 Add tests for burst and refill (Adding limiter tests) ⛓ #2,#3,#6\n    └─ ○ #5 Document the RATE_LIMIT_* settings ⛓ #3\n"
+    ), "{first_panel}");
+    let last_call = turn3.rsplit("[call ").next().unwrap();
+    assert!(last_call.contains("    6/6 completed\n"), "{last_call}");
+    assert!(last_call.contains("    ○ Todos (2/2)\n    ├─ ✓ #4 Add tests for burst and refill ⛓ #2,#3,#6\n    └─ ✓ #5 Document the RATE_LIMIT_* settings ⛓ #3\n"), "{last_call}");
 }
