@@ -194,28 +194,60 @@ H.test("every schema property carries a description of its own", function()
   end
 end)
 
-H.test("the default guidance teaches the rules DESIGN.md lists", function()
+-- What DESIGN.md says the guidance must teach, and the phrases that carry each topic in
+-- our default guidelines (all must be present).
+H.guidance_topics = {
+  { "when to open a list", { "three or more", "skip the list" } },
+  { "exactly one task in_progress", { "exactly one task in_progress" } },
+  { "mark it before starting", { "in_progress before you start" } },
+  { "complete immediately", { "completed the moment it is done" } },
+  { "never in batches", { "Never save completions", "batch" } },
+  { "never with failing tests", { "Never mark a task completed while its tests fail" } },
+  { "never with partial work", { "partly done" } },
+  { "the state machine", { "pending ⇄ in_progress", "either of them → completed", "any → deleted", "deleted is final" } },
+  { "the literal update call", { '{"action":"update","id":3,"status":"completed"}' } },
+  { "dependencies", { "blockedBy on create", "addBlockedBy and removeBlockedBy", "never resend the whole array" } },
+  { "includeDeleted", { "includeDeleted: true" } },
+  {
+    "subject vs description vs activeForm",
+    { "subject as a short imperative title", "detail and acceptance criteria in description", "activeForm the present-continuous label" },
+  },
+}
+
+H.test("the default guidance teaches every topic DESIGN.md lists", function()
   local spec = todo.tool()
   H.eq(#spec.prompt_guidelines, 8, "guideline count")
-  H.truthy(type(spec.prompt_snippet) == "string" and spec.prompt_snippet ~= "", "snippet")
-  H.truthy(type(spec.description) == "string" and #spec.description > 100, "description")
+  H.truthy(spec.prompt_snippet:find("multi-step work", 1, true), "snippet: when to use the tool")
   local all = table.concat(spec.prompt_guidelines, "\n")
-  for _, needle in ipairs({
-    '{"action":"update","id":3,"status":"completed"}',
-    "three or more",
-    "exactly one task in_progress",
-    "batch",
-    "tests fail",
-    "blockedBy",
-    "addBlockedBy",
-    "removeBlockedBy",
-    "includeDeleted",
-    "activeForm",
-    "description",
-  }) do
-    H.truthy(all:find(needle, 1, true), "guidelines do not mention " .. needle)
+  for _, topic in ipairs(H.guidance_topics) do
+    for _, phrase in ipairs(topic[2]) do
+      H.truthy(all:find(phrase, 1, true), "guidelines do not teach " .. topic[1] .. ": " .. H.show(phrase) .. " is missing")
+    end
   end
+  H.truthy(spec.description:find("pending ⇄ in_progress, either → completed, any → deleted", 1, true), "description: state machine")
   H.eq(type(spec.execute), "function", "execute")
+end)
+
+H.test("schema descriptions are distinct and name the actions that take the field", function()
+  local props = todo.tool().parameters.properties
+  local seen, n = {}, 0
+  for name, prop in pairs(props) do
+    H.truthy(not seen[prop.description], name .. " repeats another description")
+    seen[prop.description] = true
+    n = n + 1
+  end
+  H.eq(n, 12, "property count")
+  for name, needle in pairs({
+    subject = "Required for create",
+    blockedBy = "create only",
+    addBlockedBy = "update only",
+    removeBlockedBy = "update only",
+    includeDeleted = "list only",
+    id = "Required for update, get and",
+    status = "list: show only tasks with this status",
+  }) do
+    H.truthy(props[name].description:find(needle, 1, true), name .. " lacks " .. H.show(needle))
+  end
 end)
 
 -- ---------------------------------------------------------------------------
@@ -257,6 +289,15 @@ H.bad_setups = {
   { "overlay", { overlay = { colour = function() end } } },
   { "overlay", { overlay = { theme = "neon" } } },
   { "overlay", { overlay = { theme = { fg = function(_, t) return t end } } } },
+  { "overlay", { overlay = { theme = { fg = print, bold = print, strikethrough = print, finish = 1 } } } },
+  { "overlay", { overlay = { theme = 5 } } },
+  { "overlay", { overlay = { glyphs = { pending = 1 } } } },
+  { "overlay", { overlay = { glyphs = { failed = "x" } } } },
+  { "overlay", { overlay = function() error("boom") end } },
+  { "guidance", { guidance = function() error("boom") end } },
+  { "max_widget_lines", { max_widget_lines = true } },
+  { "collapse_key", { collapse_key = "   " } },
+  { "1", { "positional" } },
 }
 
 H.test("every invalid setup value raises naming its key", function()
@@ -397,6 +438,38 @@ H.test("tool().execute and session:execute give the same results", function()
     H.assert_same(via_tool.details, direct.details, "call " .. n .. " details")
   end
   H.eq(#todo.session("default"):state().tasks, 0, "default session untouched")
+end)
+
+H.test("tool().execute and session:execute agree on JSON text too", function()
+  local calls = {
+    '{"action":"create","subject":"Parse","activeForm":"Parsing"}',
+    '{"action":"create","subject":"Check","blockedBy":[1]}',
+    '{"action":"update","id":1,"status":"in_progress"}',
+    '{"action":"update","id":2,"addBlockedBy":[2]}',
+    '{"action":"update","id":1,"status":"completed"}',
+    '{"action":"list","includeDeleted":true}',
+    '{"action":"update","id":"1"}',
+    '{"action":"clear"}',
+  }
+  local execute = todo.tool().execute
+  local s = todo.session("json-direct")
+  for n, text in ipairs(calls) do
+    local via_tool = execute(text, { session = "json-via-tool" })
+    local direct = s:execute(text)
+    H.eq(H.text(via_tool), H.text(direct), "call " .. n .. " content")
+    H.assert_same(via_tool.details.tasks, direct.details.tasks, "call " .. n .. " tasks")
+    H.eq(via_tool.details.nextId, direct.details.nextId, "call " .. n .. " nextId")
+  end
+  H.eq(H.text(s:execute('{"action":"update","id":"1"}')):sub(1, 7), "Error: ", "a bad id is an in-band error")
+end)
+
+H.test("/todos without a source reads the foreground session", function()
+  todo.session("bg"):execute({ action = "create", subject = "Hidden" })
+  todo.foreground("fg")
+  todo.tool().execute({ action = "create", subject = "Shown" }, { session = "fg" })
+  local text, level = todo.command.todos(nil, { interactive = true })
+  H.eq(level, "info")
+  H.eq(text, "1 pending\n── Pending ──\n  ○ #1 Shown")
 end)
 
 H.test("a list survives compaction and reload by replay of the branch", function()

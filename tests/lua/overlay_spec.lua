@@ -562,6 +562,83 @@ test("deleted tasks are never shown, in any mode", function()
   end
 end)
 
+test("the heading counts the panel's tasks; /todos keeps the full account", function()
+  -- The decision is recorded in overlay.lua's header.
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  todo.setup({ locale = "en" })
+  local s, ov = todo.session("count"), overlay.new()
+  for i = 1, 6 do
+    s:execute({ action = "create", subject = "Step " .. i })
+  end
+  for i = 1, 4 do
+    s:execute({ action = "update", id = i, status = "completed" })
+  end
+  eq(ov:render(s, 80)[1], "● Todos (4/6)", "first seen: all count")
+  ov:turn_started()
+  eq(ov:render(s, 80), { "● Todos (0/2)", "├─ ○ Step 5", "└─ ○ Step 6", "" })
+  s:execute({ action = "update", id = 5, status = "completed" })
+  s:execute({ action = "update", id = 6, status = "completed" })
+  eq(ov:render(s, 80), { "○ Todos (2/2)", "├─ ✓ Step 5", "└─ ✓ Step 6", "" })
+  ok((todo.command.todos(s)):find("^6/6 completed\n"), "/todos counts every task")
+end)
+
+test("the live overlay renders a core.list handle and a session like their state", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  local s = todo.session("handles")
+  s:execute({ action = "create", subject = "One" })
+  s:execute({ action = "update", id = 1, status = "completed" })
+  local want = { "○ Todos (1/1)", "└─ ✓ One", "" }
+  eq(overlay.new():render(s, 80), want, "session")
+  eq(overlay.new():render(s.list, 80), want, "core.list handle")
+  eq(overlay.new():render(core.null, 80), {}, "a userdata that is not a list")
+  local ov = overlay.new()
+  ov:render(s.list, 80)
+  ov:turn_started()
+  eq(ov:render(s.list, 80), {}, "a handle's completed task hides after its turn")
+end)
+
+test("an attached overlay resets when the foreground list is replayed", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  local s, ov = todo.session("default"), overlay.new()
+  local detach = todo.attach_overlay(ov)
+  local branch = {}
+  for _, p in ipairs({
+    { action = "create", subject = "Plan" },
+    { action = "create", subject = "Code" },
+    { action = "update", id = 1, status = "completed" },
+  }) do
+    local r = s:execute(p)
+    branch[#branch + 1] = { type = "message", message = { role = "toolResult", toolName = "todo", details = r.details } }
+  end
+  local full = { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }
+  local hidden = { "● Todos (0/1)", "└─ ○ Code", "" }
+  eq(ov:render(s, 80), full)
+  ov:turn_started()
+  eq(ov:render(s, 80), hidden)
+  todo.on_compaction("default", branch)
+  eq(ov:render(s, 80), full, "replayed: shown again")
+  ov:turn_started()
+  todo.on_session_start("elsewhere", branch)
+  eq(ov:render(s, 80), hidden, "another session's replay changes nothing")
+  detach()
+  todo.on_branch_change("default", branch)
+  eq(ov:render(s, 80), hidden, "detached")
+end)
+
+test("setup options reach renders; per-render options win", function()
+  local todo = require("rpiv_todo")
+  local state = pending_list(8)
+  todo.setup({ locale = "en", max_widget_lines = 4, collapse_key = "Ctrl+Y" })
+  eq(overlay.render(state), { "● Todos (0/8)", "├─ ○ task 1", "├─ ○ task 2", "└─ +6 more (6 pending)", "" })
+  eq(overlay.render(state, { collapsed = true })[2], "└─ ctrl+y to expand")
+  eq(#overlay.render(state, { max_widget_lines = 3 }), 4)
+  todo.setup({ locale = "en" })
+  eq(#overlay.render(state), 10, "back to the default 12")
+end)
+
 -- ---------------------------------------------------------------------------
 -- Display width
 -- ---------------------------------------------------------------------------
