@@ -79,16 +79,28 @@ impl From<String> for Arg {
 /// looked up along the fallback chain (`pt-BR` → `pt` → `en`); missing everywhere, the
 /// id itself is returned so the gap is visible rather than blank.
 pub fn tr(locale: &str, id: &str, args: &[(&str, Arg)]) -> String {
-    let code = normalize(locale).unwrap_or(DEFAULT_LOCALE);
     let values: HashMap<&str, FluentValue<'_>> = args
         .iter()
         .map(|(name, arg)| (*name, fluent_value(arg)))
         .collect();
+    walk_fallbacks(locale, id, |lang| {
+        LOCALES.lookup_single_language(lang, id, Some(&values)).ok()
+    })
+}
+
+/// The fallback walk of `tr` over any lookup: the first link of the chain that answers
+/// wins, else the id. Separate so tests can give it a catalogue with gaps (ours has none).
+fn walk_fallbacks(
+    locale: &str,
+    id: &str,
+    lookup: impl Fn(&LanguageIdentifier) -> Option<String>,
+) -> String {
+    let code = normalize(locale).unwrap_or(DEFAULT_LOCALE);
     for link in fallback_chain(code) {
         let Ok(lang) = link.parse::<LanguageIdentifier>() else {
             continue;
         };
-        if let Ok(text) = LOCALES.lookup_single_language(&lang, id, Some(&values)) {
+        if let Some(text) = lookup(&lang) {
             return text;
         }
     }
@@ -731,6 +743,53 @@ mod tests {
         for (code, want) in cases {
             let code = normalize(code).unwrap_or(DEFAULT_LOCALE);
             assert_eq!(fallback_chain(code), *want);
+        }
+    }
+
+    #[test]
+    fn a_message_missing_in_a_locale_comes_from_the_next_link() {
+        // A catalogue with gaps: pt-BR lacks "b" and "c", pt lacks "c".
+        let catalogue: &[(&str, &str, &str)] = &[
+            ("pt-BR", "a", "a do Brasil"),
+            ("pt", "a", "a de Portugal"),
+            ("pt", "b", "b de Portugal"),
+            ("en", "a", "a in English"),
+            ("en", "b", "b in English"),
+            ("en", "c", "c in English"),
+        ];
+        let lookup = |id: &'static str| {
+            move |lang: &LanguageIdentifier| {
+                let lang = lang.to_string();
+                catalogue
+                    .iter()
+                    .find(|(l, i, _)| *l == lang && *i == id)
+                    .map(|(_, _, text)| (*text).to_owned())
+            }
+        };
+        let cases: &[(&str, &'static str, &str)] = &[
+            ("pt-BR", "a", "a do Brasil"),
+            ("pt_BR.UTF-8", "b", "b de Portugal"),
+            ("pt-BR", "c", "c in English"),
+            ("pt-BR", "d", "d"),
+            ("pt_PT", "a", "a de Portugal"),
+            ("de", "b", "b in English"),
+        ];
+        for (locale, id, want) in cases {
+            assert_eq!(
+                walk_fallbacks(locale, id, lookup(id)),
+                *want,
+                "{locale} {id}"
+            );
+        }
+        // The real catalogue: pt-BR and pt differ where Brazilian and European usage do.
+        let pairs: &[(&str, &str, &str)] = &[
+            ("status-in_progress", "em andamento", "em curso"),
+            ("status-deleted", "excluída", "eliminada"),
+            ("todos-section-in-progress", "Em andamento", "Em curso"),
+        ];
+        for (id, brazil, portugal) in pairs {
+            assert_eq!(tr("pt-BR", id, &[]), *brazil, "pt-BR {id}");
+            assert_eq!(tr("pt", id, &[]), *portugal, "pt {id}");
         }
     }
 

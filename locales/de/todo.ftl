@@ -41,5 +41,5 @@ todos-pending = { $count } offen
 todos-section-pending = Offen
 todos-section-in-progress = In Arbeit
 todos-section-completed = Erledigt
-todos-empty = Noch keine Aufgaben. Bitte den Agenten, eine mehrstufige Aufgabe zu planen.
+todos-empty = Noch keine Aufgaben. Bitten Sie den Agenten, eine mehrstufige Aufgabe zu planen.
 todos-noninteractive = /todos benötigt eine interaktive Oberfläche.

@@ -515,7 +515,7 @@ fn todos_command_messages_speak_every_locale() {
         ("en", "No todos yet. Ask the agent to plan a multi-step task.", "/todos needs an interactive UI."),
         (
             "de",
-            "Noch keine Aufgaben. Bitte den Agenten, eine mehrstufige Aufgabe zu planen.",
+            "Noch keine Aufgaben. Bitten Sie den Agenten, eine mehrstufige Aufgabe zu planen.",
             "/todos benötigt eine interaktive Oberfläche.",
         ),
         (
