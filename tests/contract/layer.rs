@@ -868,6 +868,14 @@ fn render_call_and_render_result_name_the_task_and_its_status() {
            out[6] = spec.render_call({ action = 5, id = 2.5 })
            out[7] = spec.render_call('nonsense')
            out[8] = spec.render_call({ action = 'create', subject = '\27[31mred\27[0m' })
+           out[9] = spec.render_call({ action = 'delete', id = 1 }, s:state())
+           out[10] = spec.render_result(s:execute({ action = 'delete', id = 1 }))
+           out[11] = spec.render_result(s:execute({ action = 'list' }))
+           out[12] = spec.render_call({ action = 'list', status = 'pending' })
+           s:execute({ action = 'create', subject = 'Second' })
+           out[13] = spec.render_result(s:execute({ action = 'list' }))
+           out[14] = spec.render_call({ action = 'update', id = 2, status = 'completed' }, s:state())
+           out[15] = spec.render_result(s:execute({ action = 'clear' }))
            return out"#,
     );
     assert_eq!(
@@ -881,6 +889,13 @@ fn render_call_and_render_result_name_the_task_and_its_status() {
             "? ? #2.5",
             "? todo",
             "+ create red",
+            "✗ delete #1 Write the parser",
+            "⊘ deleted #1 Write the parser",
+            "No todos yet. Ask the agent to plan a multi-step task.",
+            "≡ list ○ pending",
+            "1 pending",
+            "✎ update #2 Second → ✓ completed",
+            "Cleared 2 tasks",
         ]
     );
 }
