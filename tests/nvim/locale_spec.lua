@@ -269,5 +269,22 @@ T.test("the editor locale follows v:lang only through the chain: setup{ locale }
   T.eq(todo.locale(), "uk", "still uk after :language messages C")
 end)
 
+T.test("without setup{ locale }, a variable changed while Neovim runs reaches the next paint", function()
+  nv.detach() -- sessions.reset() drops the front end's listeners: attach afresh
+  todo.sessions.reset()
+  require("rpiv_todo.i18n").reset() -- forget the explicit locale: the chain decides
+  nv.setup({})
+  vim.env.RPIV_TODO_LOCALE = "fr"
+  nv.execute({ action = "create", subject = "X" })
+  H.same(H.lines(), { "● Tâches (0/1)", "└─ ○ X", "" }, "French from RPIV_TODO_LOCALE")
+  vim.env.RPIV_TODO_LOCALE = "zh_CN.UTF-8"
+  nv.refresh()
+  H.same(H.lines(), { "● 待办 (0/1)", "└─ ○ X", "" }, "Chinese after the change")
+  vim.env.RPIV_TODO_LOCALE = nil
+  nv.refresh()
+  -- `:language messages C` above set $LC_MESSAGES=C: English.
+  H.same(H.lines(), { "● Todos (0/1)", "└─ ○ X", "" }, "English once it is unset")
+end)
+
 vim.fn.delete(H.empty_config, "rf")
 T.finish()
