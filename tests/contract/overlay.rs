@@ -584,6 +584,10 @@ fn setup_options_reach_every_render_and_per_render_options_win() {
            out[4] = ov:render(s, 80)
            todo.setup({})
            out[5] = { #overlay.render(s) }
+           todo.setup({ overlay = { theme = 'ansi' } })
+           out[6] = { overlay.render(s)[1] }
+           todo.setup({})
+           out[7] = { overlay.render(s)[1] }
            return out"#,
     );
     assert_eq!(
@@ -600,6 +604,8 @@ fn setup_options_reach_every_render_and_per_render_options_win() {
             vec!["● Todos (0/8)", "├─ ○ task 1", "└─ +7 more (7 pending)", ""],
             vec!["● Todos (0/8)", "└─ ctrl+y to expand", ""],
             vec!["10"], // back to the default 12: heading + 8 rows + spacer
+            vec!["\x1b[36m●\x1b[39m \x1b[1m\x1b[36mTodos (0/8)\x1b[39m\x1b[22m"],
+            vec!["● Todos (0/8)"],
         ]
     );
 }
@@ -752,10 +758,22 @@ fn no_line_exceeds_the_width_and_cut_lines_end_with_the_ellipsis_at_widths_1_to_
                     .strip_suffix('…')
                     .unwrap_or_else(|| panic!("{at} lacks the ellipsis"));
                 assert!(full[i].starts_with(kept), "{at} is not a prefix");
+                // Whole grapheme clusters only: the kept clusters are the full line's first.
+                let kept_g: Vec<&str> = kept.graphemes(true).collect();
+                let full_g: Vec<&str> = full[i].graphemes(true).take(kept_g.len()).collect();
+                assert_eq!(kept_g, full_g, "{at} splits a grapheme cluster");
             } else {
                 assert_eq!(line, &full[i], "{at} fits and is untouched");
             }
             assert!(columns(&strip_ansi(&ansi[i])) <= w, "ansi {at}");
+            for (pos, _) in ansi[i].match_indices('\x1b') {
+                let seq = &ansi[i][pos + 1..];
+                let whole = seq.starts_with('[')
+                    && seq[1..]
+                        .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+                        .is_some_and(|end| seq[1 + end..].starts_with('m'));
+                assert!(whole, "ansi {at}: a cut escape sequence");
+            }
             assert_eq!(
                 &strip_ansi(&ansi[i]),
                 line,
