@@ -21,7 +21,8 @@ M.description = table.concat({
   " the task stays as a tombstone) and clear (drops every task and restarts ids at 1).",
   " Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed can only",
   " become deleted, and deleted is final.",
-  " Every reply carries the whole list, so it survives compaction and reloads.",
+  " The list is saved with every reply, so it survives compaction and reloads; call list",
+  " whenever you need to see it again.",
 })
 
 ---The parameter schema (JSON Schema). Built fresh on each call so a host may change its copy.
