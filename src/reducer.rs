@@ -217,7 +217,8 @@ fn same_task(a: &Task, b: &Task) -> bool {
 
 fn list(state: &State, p: &Params) -> Reply {
     let include_deleted = p.include_deleted.unwrap_or(false);
-    let mut text = String::new();
+    // `list` runs often on long lists: push pieces instead of going through `format!`.
+    let mut text = String::with_capacity(state.tasks.len() * 48);
     for t in &state.tasks {
         if (t.status == Status::Deleted && !include_deleted)
             || p.status.is_some_and(|s| s != t.status)
@@ -227,16 +228,17 @@ fn list(state: &State, p: &Params) -> Reply {
         if !text.is_empty() {
             text.push('\n');
         }
-        let _ = write!(
-            text,
-            "[{}] #{} {}",
-            t.status.as_str(),
-            t.id,
-            sanitize(&t.subject)
-        );
+        text.push('[');
+        text.push_str(t.status.as_str());
+        text.push_str("] #");
+        push_int(&mut text, t.id);
+        text.push(' ');
+        text.push_str(&sanitize(&t.subject));
         if t.status == Status::InProgress {
             if let Some(a) = t.active_form.as_deref().filter(|a| !a.is_empty()) {
-                let _ = write!(text, " ({})", sanitize(a));
+                text.push_str(" (");
+                text.push_str(&sanitize(a));
+                text.push(')');
             }
         }
         if !t.blocked_by().is_empty() {
@@ -251,12 +253,33 @@ fn list(state: &State, p: &Params) -> Reply {
 }
 
 fn push_ids(out: &mut String, ids: &[Id], sep: &str) {
-    for (i, id) in ids.iter().enumerate() {
+    for (i, &id) in ids.iter().enumerate() {
         if i > 0 {
             out.push_str(sep);
         }
-        let _ = write!(out, "#{id}");
+        out.push('#');
+        push_int(out, id);
     }
+}
+
+/// Decimal digits of `n`, without the formatting machinery.
+fn push_int(out: &mut String, n: Id) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
 }
 
 fn get(state: &State, p: &Params) -> Step {
@@ -432,6 +455,15 @@ mod tests {
             json!({"action": "update", "id": 3, "removeBlockedBy": [1, 2]}),
         );
         assert_eq!(s.tasks[2].blocked_by, None);
+    }
+
+    #[test]
+    fn ids_print_in_decimal_with_their_sign() {
+        for n in [0, 7, 10, -1, -45, 9_007_199_254_740_991, i64::MIN] {
+            let mut s = String::new();
+            push_int(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
     }
 
     #[test]

@@ -168,9 +168,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, state: LuaValue| {
             guarded("list", || {
                 let ctx = Ctx::get(lua)?;
-                Ok(List {
-                    state: state_arg(lua, &ctx, &state, "list")?,
-                })
+                Ok(List::new(state_arg(lua, &ctx, &state, "list")?))
             })
         })?,
     )?;
@@ -279,7 +277,7 @@ fn overlay_layout(
         }
         other => {
             let s = state_arg(lua, &ctx, other, "overlay_layout")?;
-            let list = lua.create_userdata(List { state: s })?;
+            let list = lua.create_userdata(List::new(s))?;
             overlay_layout(lua, &LuaValue::UserData(list), budget, hidden)
         }
     }

@@ -51,7 +51,7 @@ function List:replace(state) end
 ---@return integer
 function List:next_id() end
 
----Benchmark floor: seconds serde_json takes to write this list's result envelope.
+---Benchmark floor: seconds serde_json takes to write the envelope the last apply_json returned.
 ---@return number
 function List:serialize_floor() end
 
