@@ -117,7 +117,7 @@ impl UserData for List {
         });
         m.add_method_mut("replace", |lua, this, state: LuaValue| {
             let ctx = Ctx::get(lua)?;
-            this.state = super::state_arg(lua, &ctx, &state, "replace")?;
+            this.state = super::state_arg(&ctx, &state, "replace")?;
             Ok(())
         });
         m.add_method("next_id", |_, this, ()| Ok(this.state.next_id));

@@ -19,7 +19,7 @@ use list::List;
 #[derive(Clone)]
 pub struct Ctx {
     pub array_mt: Table,
-    /// mlua's serde array marker (the same table as `array_mt` unless cjson provided one).
+    /// mlua's serde array marker: a Rust host's `lua.to_value` puts it on arrays.
     serde_mt: Table,
     /// Neovim's `vim.NIL`, when loaded inside Neovim.
     vim_nil: Option<LuaValue>,
@@ -90,7 +90,7 @@ impl Ctx {
 
 /// A snapshot the host hands over (`core.apply`, `list:replace`): a table, a JSON string
 /// or nil for the empty list. A malformed one is the host's mistake: a Lua error.
-fn state_arg(_lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<State> {
+fn state_arg(ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<State> {
     let value = match v {
         LuaValue::Nil => return Ok(State::default()),
         LuaValue::String(s) => {
@@ -151,7 +151,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, (state, params): (LuaValue, LuaValue)| {
             guarded("apply", || {
                 let ctx = Ctx::get(lua)?;
-                let mut s = state_arg(lua, &ctx, &state, "apply")?;
+                let mut s = state_arg(&ctx, &state, "apply")?;
                 let result = list::call(lua, &ctx, &mut s, params)?;
                 let rejected = result.get::<Table>("details")?.contains_key("error")?;
                 let next = if rejected && !state.is_nil() {
@@ -168,7 +168,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, state: LuaValue| {
             guarded("list", || {
                 let ctx = Ctx::get(lua)?;
-                Ok(List::new(state_arg(lua, &ctx, &state, "list")?))
+                Ok(List::new(state_arg(&ctx, &state, "list")?))
             })
         })?,
     )?;
@@ -237,14 +237,22 @@ fn overlay_layout(
     match state {
         LuaValue::UserData(ud) => {
             let list = ud.borrow::<List>()?;
-            // Tasks the live overlay already retired (completed in an earlier turn).
-            let retired = |id: i64| {
-                hidden
-                    .as_ref()
-                    .is_some_and(|h| h.raw_get::<bool>(id).unwrap_or(false))
-            };
-            let tasks: Vec<&crate::task::Task> =
-                list.state.tasks.iter().filter(|t| !retired(t.id)).collect();
+            // Tasks the live overlay already retired (completed in an earlier turn): a
+            // small set, read once.
+            let mut retired = std::collections::HashSet::new();
+            if let Some(h) = &hidden {
+                for pair in h.pairs::<i64, bool>() {
+                    if let Ok((id, true)) = pair {
+                        retired.insert(id);
+                    }
+                }
+            }
+            let tasks: Vec<&crate::task::Task> = list
+                .state
+                .tasks
+                .iter()
+                .filter(|t| !retired.contains(&t.id))
+                .collect();
             let statuses: Vec<Status> = tasks.iter().map(|t| t.status).collect();
             let layout = crate::overlay::select(&statuses, budget);
             let counts = crate::overlay::counts_of(statuses.iter().copied());
@@ -276,7 +284,7 @@ fn overlay_layout(
             })
         }
         other => {
-            let s = state_arg(lua, &ctx, other, "overlay_layout")?;
+            let s = state_arg(&ctx, other, "overlay_layout")?;
             let list = lua.create_userdata(List::new(s))?;
             overlay_layout(lua, &LuaValue::UserData(list), budget, hidden)
         }
@@ -302,14 +310,20 @@ fn replay(ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
             for i in (1..=n).rev() {
                 let entry: LuaValue = t.raw_get(i)?;
                 if let Some(details) = lua_snapshot(&entry) {
-                    let v = from_lua::value(
-                        ctx,
-                        &LuaValue::Table(details),
-                        "details",
-                        0,
-                        from_lua::Empty::Array,
-                    );
-                    if let Some(s) = v.ok().and_then(|v| crate::json::state_from_value(&v).ok()) {
+                    // Only the snapshot is read: whatever else `details` holds (the echoed
+                    // params, say) cannot make a good snapshot fail.
+                    let part = |key: &str, empty| {
+                        let v: LuaValue = details.raw_get(key).unwrap_or(LuaValue::Nil);
+                        from_lua::value(ctx, &v, key, 0, empty)
+                    };
+                    let snapshot = part("tasks", from_lua::Empty::Array).and_then(|tasks| {
+                        let next = part("nextId", from_lua::Empty::Object)?;
+                        Ok(serde_json::json!({ "tasks": tasks, "nextId": next }))
+                    });
+                    if let Some(s) = snapshot
+                        .ok()
+                        .and_then(|v| crate::json::state_from_value(&v).ok())
+                    {
                         found = Some(s);
                         break;
                     }

@@ -308,3 +308,20 @@ fn preload_embeds_every_script_including_the_adapters() {
         "function,function,function,function,function,function"
     );
 }
+
+#[test]
+fn replay_from_tables_reads_only_the_snapshot_of_the_winning_entry() {
+    let lua = lua();
+    let n: i64 = eval(
+        &lua,
+        r#"
+        local core = require('rpiv_todo.core')
+        -- The echoed params hold something JSON cannot say; the snapshot is still good.
+        local entry = { type = 'message', message = { role = 'toolResult', toolName = 'todo',
+          details = { action = 'create', params = { action = 'create', f = print },
+                      tasks = { { id = 1, subject = 'a', status = 'pending' } }, nextId = 2 } } }
+        return #core.replay({ entry }).tasks
+        "#,
+    );
+    assert_eq!(n, 1);
+}
