@@ -210,7 +210,7 @@ loader_tests() {
         done
     done
     for f in "${FLAVOURS[@]}"; do
-        step "loader: $(interp_for "$f") without a build says what it tried" \
+        step "loader: $(interp_for "$f") without a build says what it tried and how to build it" \
             run_lua "$f" "$empty" tests/loader/missing_spec.lua
     done
     local nvim

@@ -36,7 +36,7 @@ end
 ---@param text string
 ---@return string
 function H.sanitize(text)
-  return require("rpiv_todo.core").sanitize(text)
+  return require("rpiv_todo.native").sanitize(text)
 end
 
 ---Accept a state table, a session (anything with :state()), or nil for the foreground session.

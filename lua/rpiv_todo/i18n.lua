@@ -28,7 +28,7 @@ H.env = nil
 function H.core()
   local core = H.core_module
   if core == nil then
-    core = require("rpiv_todo.core")
+    core = require("rpiv_todo.native")
     H.core_module = core
   end
   return core

@@ -5,7 +5,7 @@
 --   host.register_tool(todo.tool())                 -- name, schema, prompt text, execute
 --   local text, level = todo.command.todos(todo.session("default"), { interactive = true })
 --
--- This file loads the native core (`rpiv_todo.core`) once, checks its version, holds the
+-- This file loads the native core (through `rpiv_todo.native`, which checks its version), holds the
 -- configuration every other module reads (`M.config`), and re-exports the public API.
 
 ---@class rpiv_todo.Module
@@ -20,33 +20,12 @@
 local M = {}
 local H = {}
 
--- The Lua scripts' version; the native core must report the same one.
-M.version = "0.1.0"
+-- One guarded load of the native module (rpiv_todo.native): it says how to build the
+-- library when it is missing and refuses a stale build.
+H.core = require("rpiv_todo.native")
 
--- One guarded load of the native module: say how to build it when missing, and refuse a
--- stale build whose reducer may disagree with these scripts.
-H.ok, H.core = pcall(require, "rpiv_todo.core")
-if not H.ok then
-  error(
-    "(rpiv_todo) core: the native module rpiv_todo.core could not be loaded. Build it for\n"
-      .. "your interpreter with  scripts/build-module.sh <luajit|lua51|lua54>  (Neovim: luajit),\n"
-      .. "which runs  cargo build --release --lib --no-default-features --features module,<flavour>\n"
-      .. "and puts the library at lua/rpiv_todo/core.so. Rust hosts call rpiv_todo::preload(&lua).\n"
-      .. "Cause: "
-      .. tostring(H.core),
-    0
-  )
-end
-if H.core.version ~= M.version then
-  error(
-    "(rpiv_todo) core: native module version "
-      .. tostring(H.core.version)
-      .. " does not match the Lua scripts' "
-      .. M.version
-      .. "; rebuild lua/rpiv_todo/core.so",
-    0
-  )
-end
+-- The Lua scripts' version, which the native core matches.
+M.version = H.core.version
 
 local guidance = require("rpiv_todo.guidance")
 local session = require("rpiv_todo.session")

@@ -278,7 +278,7 @@ M.themes.segments = {
 function H.core()
   local core = H.core_module
   if core == nil then
-    core = require("rpiv_todo.core")
+    core = require("rpiv_todo.native")
     H.core_module = core
   end
   return core

@@ -21,7 +21,7 @@ H.listeners = {}
 
 ---@return table
 function H.core()
-  return require("rpiv_todo.core")
+  return require("rpiv_todo.native")
 end
 
 ---@param id any

@@ -126,7 +126,7 @@ function H.text(text)
   if type(text) ~= "string" then
     return ""
   end
-  return require("rpiv_todo.core").sanitize(text)
+  return require("rpiv_todo.native").sanitize(text)
 end
 
 ---`<glyph> <localized status word>`, or nil for a value outside the enum.

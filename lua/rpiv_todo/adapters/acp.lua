@@ -59,7 +59,7 @@ end
 ---@return { content: string, priority: string, status: string }[]
 function M.entries(source, opts)
   opts = H.options(opts)
-  local core = require("rpiv_todo.core")
+  local core = require("rpiv_todo.native")
   local state = H.state(source)
   local default = opts.default_priority or "medium"
   local entries = {}
