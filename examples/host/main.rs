@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Session file: JSON lines, each one of `{"user": text}` (starts a turn),
-//! `{"assistant": text}`, `{"call": {...todo arguments...}}` (a bare object with an
+//! `{"assistant": text}`, `{"call": {...todo arguments...}}` or `{"call": "<the arguments
+//! as JSON text>"}` (passed on verbatim, as an LLM API delivers them; a bare object with an
 //! `"action"` is a call too) and `{"event": "compaction"}`.
 
 use std::io::Write;
@@ -394,8 +395,15 @@ fn play_call(
     width: usize,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let args_json = serde_json::to_string(args)?;
-    writeln!(out, "\n[call {n}] todo {}", host.render_call(args)?)?;
+    // Arguments given as text are passed on verbatim, as an LLM API delivers them.
+    let (args_json, parsed) = match args {
+        Value::String(text) => (
+            text.clone(),
+            serde_json::from_str(text).unwrap_or(Value::Null),
+        ),
+        other => (serde_json::to_string(other)?, other.clone()),
+    };
+    writeln!(out, "\n[call {n}] todo {}", host.render_call(&parsed)?)?;
     writeln!(out, "  arguments: {args_json}")?;
     let result_json = host.call(&args_json)?;
     let result: Value = serde_json::from_str(&result_json)?;

@@ -972,7 +972,7 @@ fn the_example_host_reads_a_users_session_and_config() {
     let config = dir.path().join("init.lua");
     std::fs::write(
         &session,
-        "{\"user\": \"two things\"}\n{\"action\": \"create\", \"subject\": \"One\"}\n{\"call\": {\"action\": \"create\", \"subject\": \"Two\"}}\n{\"call\": {\"action\": \"update\", \"id\": 1, \"status\": \"completed\"}}\n",
+        "{\"user\": \"two things\"}\n{\"action\": \"create\", \"subject\": \"One\"}\n{\"call\": {\"action\": \"create\", \"subject\": \"Two\"}}\n{\"call\": {\"action\": \"update\", \"id\": 1, \"status\": \"completed\"}}\n{\"call\": \"{\\\"action\\\":\\\"get\\\",\\\"id\\\":2}\"}\n",
     )
     .unwrap();
     std::fs::write(
@@ -1001,11 +1001,16 @@ fn the_example_host_reads_a_users_session_and_config() {
         text.contains("prompt snippet: mine\nprompt guidelines:\n  1. only\n"),
         "{text}"
     );
-    // Three calls, no marker: the reload comes after the second.
+    // Four calls, no marker: the reload comes after the second.
     let reload = text.find("=== reload").expect("a reload");
     let third = text.find("[call 3]").expect("a third call");
     assert!(reload < third);
     assert!(text.contains("  result: Updated #1 (pending → completed)"));
+    // Arguments as JSON text (what an LLM API delivers) are passed on verbatim.
+    assert!(
+        text.contains("  arguments: {\"action\":\"get\",\"id\":2}\n  result: #2 [pending] Two\n"),
+        "{text}"
+    );
     assert!(host::parse_args(["--bogus".to_owned()]).is_err());
 }
 
