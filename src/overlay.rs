@@ -17,6 +17,8 @@ pub struct Layout {
     pub hidden_completed: usize,
     /// Unfinished tasks cut from the end of the list.
     pub truncated_tail: usize,
+    /// The counts the heading shows, from the same pass.
+    pub counts: Counts,
 }
 
 impl Layout {
@@ -39,7 +41,7 @@ pub fn counts(tasks: &[Task]) -> Counts {
     counts_of(tasks.iter().map(|t| t.status))
 }
 
-pub fn counts_of(statuses: impl Iterator<Item = Status>) -> Counts {
+fn counts_of(statuses: impl Iterator<Item = Status>) -> Counts {
     let mut c = Counts::default();
     for s in statuses {
         match s {
@@ -77,6 +79,7 @@ pub fn select(statuses: &[Status], budget: usize) -> Layout {
             visible,
             hidden_completed: 0,
             truncated_tail: 0,
+            counts: c,
         };
     }
 
@@ -112,6 +115,7 @@ pub fn select(statuses: &[Status], budget: usize) -> Layout {
         visible,
         hidden_completed,
         truncated_tail,
+        counts: c,
     }
 }
 

@@ -255,11 +255,10 @@ fn overlay_layout(
                 .collect();
             let statuses: Vec<Status> = tasks.iter().map(|t| t.status).collect();
             let layout = crate::overlay::select(&statuses, budget);
-            let counts = crate::overlay::counts_of(statuses.iter().copied());
             let show_ids = tasks
                 .iter()
                 .any(|t| t.status != Status::Deleted && !t.blocked_by().is_empty());
-            to_lua::layout(lua, &ctx.array_mt, &layout, &counts, show_ids, &tasks)
+            to_lua::layout(lua, &ctx.array_mt, &layout, show_ids, &tasks)
         }
         LuaValue::Table(t) => {
             let tasks = match t.raw_get::<LuaValue>("tasks")? {

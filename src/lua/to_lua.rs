@@ -287,7 +287,6 @@ pub fn layout(
     lua: &Lua,
     array_mt: &Table,
     layout: &crate::overlay::Layout,
-    counts: &crate::overlay::Counts,
     show_ids: bool,
     tasks: &[&Task],
 ) -> mlua::Result<Table> {
@@ -304,10 +303,10 @@ pub fn layout(
             set_int(l, c"hiddenCompleted", layout.hidden_completed as i64);
             set_int(l, c"truncatedTail", layout.truncated_tail as i64);
             ffi::lua_createtable(l, 0, 4);
-            set_int(l, c"total", counts.total as i64);
-            set_int(l, c"pending", counts.pending as i64);
-            set_int(l, c"inProgress", counts.in_progress as i64);
-            set_int(l, c"completed", counts.completed as i64);
+            set_int(l, c"total", layout.counts.total as i64);
+            set_int(l, c"pending", layout.counts.pending as i64);
+            set_int(l, c"inProgress", layout.counts.in_progress as i64);
+            set_int(l, c"completed", layout.counts.completed as i64);
             ffi::lua_setfield(l, -2, c"counts".as_ptr());
             ffi::lua_pushboolean(l, show_ids as c_int);
             ffi::lua_setfield(l, -2, c"showIds".as_ptr());
