@@ -29,13 +29,13 @@ M.defaults = {
       .. " A completed task can only be deleted and deleted is final, so never reopen finished"
       .. " work: create a new task for it. Sending the status a task already has is a harmless"
       .. " no-op.",
-    'To change a status send just the id and the new status, for example'
+    "To change a status send just the id and the new status, for example"
       .. ' {"action":"update","id":3,"status":"completed"}. Ids are the numbers the tool'
       .. " returned, never positions in a list.",
     "Sequence work with dependencies: blockedBy on create lists the ids a task waits for; on"
       .. " update, addBlockedBy and removeBlockedBy take only the ids that change (they merge, so"
       .. " never resend the whole array). A dependency that would close a cycle is rejected.",
-    "Write subject as a short imperative title (\"Write the parser\"), put detail and acceptance"
+    'Write subject as a short imperative title ("Write the parser"), put detail and acceptance'
       .. " criteria in description, and give activeForm the present-continuous label shown while"
       .. ' the task runs ("Writing the parser"). list hides deleted tasks; pass includeDeleted:'
       .. " true to see them.",
@@ -134,7 +134,10 @@ function M.resolve(value, key)
     return H.check_table(produced, M.defaults, key)
   end
   if type(value) ~= "table" then
-    H.fail(key, "expected a table { prompt_snippet = string, prompt_guidelines = { string... } } or a function(defaults)")
+    H.fail(
+      key,
+      "expected a table { prompt_snippet = string, prompt_guidelines = { string... } } or a function(defaults)"
+    )
   end
   return H.check_table(value, M.defaults, key)
 end

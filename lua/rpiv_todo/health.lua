@@ -104,7 +104,9 @@ function H.check_locale(report)
     end
   end
   report.info("inputs: " .. table.concat(inputs, ", "))
-  report.info("chosen by setup{ locale }, else RPIV_TODO_LOCALE, the rpiv-i18n config file, :language messages (v:lang), LC_ALL/LC_MESSAGES/LANG, else en; what the model reads is always English")
+  report.info(
+    "chosen by setup{ locale }, else RPIV_TODO_LOCALE, the rpiv-i18n config file, :language messages (v:lang), LC_ALL/LC_MESSAGES/LANG, else en; what the model reads is always English"
+  )
 end
 
 function H.check_config(report)
@@ -115,7 +117,9 @@ function H.check_config(report)
   report.info("collapse_key: " .. H.show(config.collapse_key))
   local guidance = config.guidance or {}
   local guidelines = type(guidance.prompt_guidelines) == "table" and #guidance.prompt_guidelines or 0
-  report.info("guidance: prompt snippet of " .. #(guidance.prompt_snippet or "") .. " bytes, " .. guidelines .. " guidelines")
+  report.info(
+    "guidance: prompt snippet of " .. #(guidance.prompt_snippet or "") .. " bytes, " .. guidelines .. " guidelines"
+  )
   report.info("overlay overrides: " .. H.show(config.overlay))
   local ok, spec = pcall(todo.tool)
   if ok and type(spec) == "table" and spec.name == "todo" then
@@ -125,8 +129,14 @@ function H.check_config(report)
   end
 
   local nv = require("rpiv_todo.nvim")
-  report.info("editor: win " .. H.show(nv.config.win) .. ", zindex " .. H.show(nv.config.zindex)
-    .. ", map_collapse_key " .. H.show(nv.config.map_collapse_key))
+  report.info(
+    "editor: win "
+      .. H.show(nv.config.win)
+      .. ", zindex "
+      .. H.show(nv.config.zindex)
+      .. ", map_collapse_key "
+      .. H.show(nv.config.map_collapse_key)
+  )
   local key = nv.mapped_key()
   if key then
     report.ok(":TodosToggle is mapped to " .. key .. " in normal and insert mode")
@@ -135,9 +145,12 @@ function H.check_config(report)
   elseif not nv.config.map_collapse_key then
     report.info("collapse key not mapped (map_collapse_key = false): use :TodosToggle")
   elseif nv.key_notation(config.collapse_key) == nil then
-    report.warn("collapse_key " .. H.show(config.collapse_key) .. " is not mapped: a key without a modifier would shadow typing", {
-      "set a key with a modifier, e.g. setup{ collapse_key = \"ctrl+shift+t\" }, or use :TodosToggle",
-    })
+    report.warn(
+      "collapse_key " .. H.show(config.collapse_key) .. " is not mapped: a key without a modifier would shadow typing",
+      {
+        'set a key with a modifier, e.g. setup{ collapse_key = "ctrl+shift+t" }, or use :TodosToggle',
+      }
+    )
   else
     report.info("the collapse key is mapped once the front end is attached (first tool call, :Todos or :TodosToggle)")
   end

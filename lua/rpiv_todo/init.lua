@@ -93,7 +93,10 @@ function H.check_overlay(value)
     return nil, value
   end
   if type(value) ~= "table" then
-    H.fail("overlay", "expected a table of layout overrides (heading, row, summary, collapsed_hint, spacer, glyphs) and/or theme, or a function(default_layout) returning the overrides")
+    H.fail(
+      "overlay",
+      "expected a table of layout overrides (heading, row, summary, collapsed_hint, spacer, glyphs) and/or theme, or a function(default_layout) returning the overrides"
+    )
   end
   local theme = value.theme
   if theme ~= nil then
@@ -171,7 +174,10 @@ function M.setup(opts)
       normalized = H.overlay().normalize_collapse_key(key)
     end
     if normalized == nil then
-      H.fail("collapse_key", "expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. \"ctrl+shift+t\", or \"off\"")
+      H.fail(
+        "collapse_key",
+        'expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. "ctrl+shift+t", or "off"'
+      )
     end
     config.collapse_key = normalized
   end
@@ -184,7 +190,7 @@ function M.setup(opts)
   local locale = opts.locale
   if locale ~= nil then
     if type(locale) ~= "string" then
-      H.fail("locale", "expected a locale code string such as \"de\" or \"pt-BR\"")
+      H.fail("locale", 'expected a locale code string such as "de" or "pt-BR"')
     end
     local ok, err = pcall(require("rpiv_todo.i18n").set_locale, locale)
     if not ok then

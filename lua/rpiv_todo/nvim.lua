@@ -271,9 +271,22 @@ end
 
 H.MODIFIER_NOTATION = { ctrl = "C", shift = "S", alt = "M", super = "D" }
 H.NAMED_NOTATION = {
-  escape = "Esc", esc = "Esc", enter = "CR", ["return"] = "CR", tab = "Tab", space = "Space",
-  backspace = "BS", delete = "Del", insert = "Insert", home = "Home", ["end"] = "End",
-  pageup = "PageUp", pagedown = "PageDown", up = "Up", down = "Down", left = "Left",
+  escape = "Esc",
+  esc = "Esc",
+  enter = "CR",
+  ["return"] = "CR",
+  tab = "Tab",
+  space = "Space",
+  backspace = "BS",
+  delete = "Del",
+  insert = "Insert",
+  home = "Home",
+  ["end"] = "End",
+  pageup = "PageUp",
+  pagedown = "PageDown",
+  up = "Up",
+  down = "Down",
+  left = "Left",
   right = "Right",
 }
 for i = 1, 12 do
@@ -475,8 +488,11 @@ function H.paint()
     focusable = false,
     zindex = M.config.zindex,
   }
-  if H.win ~= nil and vim.api.nvim_win_is_valid(H.win)
-    and vim.api.nvim_win_get_tabpage(H.win) ~= vim.api.nvim_win_get_tabpage(target) then
+  if
+    H.win ~= nil
+    and vim.api.nvim_win_is_valid(H.win)
+    and vim.api.nvim_win_get_tabpage(H.win) ~= vim.api.nvim_win_get_tabpage(target)
+  then
     H.hide() -- a float cannot move to another tab page: open a new one there
   end
   if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then

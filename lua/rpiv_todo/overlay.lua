@@ -69,9 +69,24 @@ H.ELLIPSIS = "…"
 
 H.MODIFIERS = { ctrl = true, shift = true, alt = true, super = true }
 H.NAMED_KEYS = {
-  escape = true, esc = true, enter = true, ["return"] = true, tab = true, space = true,
-  backspace = true, delete = true, insert = true, clear = true, home = true, ["end"] = true,
-  pageup = true, pagedown = true, up = true, down = true, left = true, right = true,
+  escape = true,
+  esc = true,
+  enter = true,
+  ["return"] = true,
+  tab = true,
+  space = true,
+  backspace = true,
+  delete = true,
+  insert = true,
+  clear = true,
+  home = true,
+  ["end"] = true,
+  pageup = true,
+  pagedown = true,
+  up = true,
+  down = true,
+  left = true,
+  right = true,
 }
 for i = 1, 12 do
   H.NAMED_KEYS["f" .. i] = true
@@ -561,7 +576,8 @@ function M.check_layout(layout)
   end
   for k in pairs(layout) do
     if not known[k] then
-      return false, tostring(k) .. ": unknown layout key (expected one of heading, row, summary, collapsed_hint, spacer, glyphs)"
+      return false,
+        tostring(k) .. ": unknown layout key (expected one of heading, row, summary, collapsed_hint, spacer, glyphs)"
     end
   end
   if layout.glyphs ~= nil then
@@ -723,7 +739,10 @@ function M.render(state, opts)
     -- A `core.list` handle: selection, counts and showIds come back in one native call
     -- that reads no Lua tables (the fast path for live UIs; see README "Performance").
     local budget = opts.expanded and 2147483647
-      or math.floor(H.max_widget_lines(opts.max_widget_lines == nil and cfg.max_widget_lines or opts.max_widget_lines)) - 1
+      or math.floor(
+          H.max_widget_lines(opts.max_widget_lines == nil and cfg.max_widget_lines or opts.max_widget_lines)
+        )
+        - 1
     sel = H.core().overlay_layout(state, budget, opts.hidden)
     local c = sel.counts
     counts = { total = c.total, pending = c.pending, in_progress = c.inProgress, completed = c.completed }

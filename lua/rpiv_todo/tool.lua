@@ -62,10 +62,13 @@ function M.parameters()
         description = "update: the new status (mark in_progress before starting, completed as"
           .. " soon as it is done). list: show only tasks with this status.",
       },
-      blockedBy = ids("create only: ids of the tasks this one waits for. Each must exist and"
-        .. " not be deleted; a dependency that would close a cycle is rejected."),
-      addBlockedBy = ids("update only: ids to add to this task's blockedBy. They are merged,"
-        .. " so send only the new ones."),
+      blockedBy = ids(
+        "create only: ids of the tasks this one waits for. Each must exist and"
+          .. " not be deleted; a dependency that would close a cycle is rejected."
+      ),
+      addBlockedBy = ids(
+        "update only: ids to add to this task's blockedBy. They are merged," .. " so send only the new ones."
+      ),
       removeBlockedBy = ids("update only: ids to remove from this task's blockedBy."),
       owner = {
         type = "string",
@@ -79,8 +82,7 @@ function M.parameters()
       },
       id = {
         type = "number",
-        description = "The task id the tool returned (3 for #3). Required for update, get and"
-          .. " delete.",
+        description = "The task id the tool returned (3 for #3). Required for update, get and" .. " delete.",
       },
       includeDeleted = {
         type = "boolean",

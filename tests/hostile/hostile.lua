@@ -29,8 +29,21 @@ end
 
 local ACTIONS = { "create", "update", "list", "get", "delete", "clear", "frob", "", "CREATE" }
 local STATUSES = { "pending", "in_progress", "completed", "deleted", "done", "" }
-local FIELDS = { "action", "subject", "description", "activeForm", "owner", "status", "id", "blockedBy",
-  "addBlockedBy", "removeBlockedBy", "metadata", "includeDeleted", "extra" }
+local FIELDS = {
+  "action",
+  "subject",
+  "description",
+  "activeForm",
+  "owner",
+  "status",
+  "id",
+  "blockedBy",
+  "addBlockedBy",
+  "removeBlockedBy",
+  "metadata",
+  "includeDeleted",
+  "extra",
+}
 
 local cyclic = {}
 cyclic.self = cyclic
@@ -47,52 +60,114 @@ end
 
 local function value(depth)
   local k = rand(22)
-  if k == 1 then return rand(5) end
-  if k == 2 then return rand(5) - 3 end
-  if k == 3 then return rand(10) + 0.5 end
-  if k == 4 then return 0 / 0 end
-  if k == 5 then return 1 / 0 end
-  if k == 6 then return 2 ^ 60 end
-  if k == 7 then return "text " .. rand(100) end
-  if k == 8 then return "\255\254 not utf-8" end
-  if k == 9 then return "\27[31mred\27[0m\n\t\226\128\174bidi" end
-  if k == 10 then return true end
-  if k == 11 then return core.null end
-  if k == 12 then return print end
-  if k == 13 then return cyclic end
-  if k == 14 then return deep(70) end
-  if k == 15 then return {} end
-  if k == 16 then return { 1, 2, rand(5) } end
-  if k == 17 then return { 1, nil, 3 } end
-  if k == 18 then return { a = 1, [1] = 2 } end
-  if k == 19 and depth < 3 then return { k = value(depth + 1), n = core.null } end
-  if k == 20 then return pick(STATUSES) end
-  if k == 21 then return coroutine.create(function() end) end
+  if k == 1 then
+    return rand(5)
+  end
+  if k == 2 then
+    return rand(5) - 3
+  end
+  if k == 3 then
+    return rand(10) + 0.5
+  end
+  if k == 4 then
+    return 0 / 0
+  end
+  if k == 5 then
+    return 1 / 0
+  end
+  if k == 6 then
+    return 2 ^ 60
+  end
+  if k == 7 then
+    return "text " .. rand(100)
+  end
+  if k == 8 then
+    return "\255\254 not utf-8"
+  end
+  if k == 9 then
+    return "\27[31mred\27[0m\n\t\226\128\174bidi"
+  end
+  if k == 10 then
+    return true
+  end
+  if k == 11 then
+    return core.null
+  end
+  if k == 12 then
+    return print
+  end
+  if k == 13 then
+    return cyclic
+  end
+  if k == 14 then
+    return deep(70)
+  end
+  if k == 15 then
+    return {}
+  end
+  if k == 16 then
+    return { 1, 2, rand(5) }
+  end
+  if k == 17 then
+    return { 1, nil, 3 }
+  end
+  if k == 18 then
+    return { a = 1, [1] = 2 }
+  end
+  if k == 19 and depth < 3 then
+    return { k = value(depth + 1), n = core.null }
+  end
+  if k == 20 then
+    return pick(STATUSES)
+  end
+  if k == 21 then
+    return coroutine.create(function() end)
+  end
   return "x"
 end
 
 -- Mostly well-formed calls (so the list grows and real transitions happen), some hostile.
 local function params()
   local p = { action = pick({ "create", "create", "update", "update", "list", "get", "delete", "clear" }) }
-  if rand(4) == 1 then p.action = pick(ACTIONS) end
+  if rand(4) == 1 then
+    p.action = pick(ACTIONS)
+  end
   p.subject = "task " .. rand(50)
-  if rand(2) == 1 then p.id = rand(30) end
-  if rand(3) == 1 then p.status = pick(STATUSES) end
-  if rand(5) == 1 then p.addBlockedBy = { rand(30) } end
+  if rand(2) == 1 then
+    p.id = rand(30)
+  end
+  if rand(3) == 1 then
+    p.status = pick(STATUSES)
+  end
+  if rand(5) == 1 then
+    p.addBlockedBy = { rand(30) }
+  end
   for _ = 1, rand(3) - 1 do
     p[pick(FIELDS)] = value(0)
   end
-  if rand(50) == 1 then return value(0) end
+  if rand(50) == 1 then
+    return value(0)
+  end
   return p
 end
 
 local function mangle(text)
   local k = rand(6)
-  if k == 1 then return text:sub(1, rand(#text)) end
-  if k == 2 then return text .. "}" end
-  if k == 3 then return string.rep("[", 200) .. string.rep("]", 200) end
-  if k == 4 then return "\255" .. text end
-  if k == 5 then return "null" end
+  if k == 1 then
+    return text:sub(1, rand(#text))
+  end
+  if k == 2 then
+    return text .. "}"
+  end
+  if k == 3 then
+    return string.rep("[", 200) .. string.rep("]", 200)
+  end
+  if k == 4 then
+    return "\255" .. text
+  end
+  if k == 5 then
+    return "null"
+  end
   return text
 end
 
@@ -107,11 +182,19 @@ end
 local function check(list, result, before, how)
   local details = result.details
   local text = result.content[1].text
-  if type(text) ~= "string" then return fail(how .. ": no text") end
+  if type(text) ~= "string" then
+    return fail(how .. ": no text")
+  end
   local rejected = text:sub(1, 7) == "Error: "
-  if rejected ~= (details.error ~= nil) then fail(how .. ": error flag and text disagree: " .. text) end
-  if rejected and list:state_json() ~= before then fail(how .. ": a rejected call changed the list: " .. text) end
-  if #details.tasks ~= #list then fail(how .. ": snapshot and list differ in length") end
+  if rejected ~= (details.error ~= nil) then
+    fail(how .. ": error flag and text disagree: " .. text)
+  end
+  if rejected and list:state_json() ~= before then
+    fail(how .. ": a rejected call changed the list: " .. text)
+  end
+  if #details.tasks ~= #list then
+    fail(how .. ": snapshot and list differ in length")
+  end
 end
 
 local tables, texts = core.list(), core.list()
@@ -126,7 +209,9 @@ for i = 1, CALLS do
     fail("list:apply raised: " .. tostring(result))
   else
     check(tables, result, before, "table call " .. i)
-    if result.details.error then stats.rejected = stats.rejected + 1 end
+    if result.details.error then
+      stats.rejected = stats.rejected + 1
+    end
   end
   -- JSON text (only what cjson can encode; then mangled now and then).
   if has_cjson then
@@ -142,7 +227,9 @@ for i = 1, CALLS do
         if not okd then
           fail("apply_json returned text that is not JSON: " .. out:sub(1, 80))
         else
-          if type(r.details.tasks) ~= "table" then fail("apply_json: no tasks array") end
+          if type(r.details.tasks) ~= "table" then
+            fail("apply_json: no tasks array")
+          end
           if r.details.error and texts:state_json() ~= before_json then
             fail("apply_json: a rejected call changed the list")
           end
@@ -153,7 +240,11 @@ for i = 1, CALLS do
   -- The pure function, threading the state through Lua.
   if i % 10 == 0 then
     local ok3, r, s2 = pcall(core.apply, state, p)
-    if not ok3 then fail("core.apply raised: " .. tostring(r)) else state = s2 end
+    if not ok3 then
+      fail("core.apply raised: " .. tostring(r))
+    else
+      state = s2
+    end
   end
   stats.calls = stats.calls + 1
 end
@@ -161,18 +252,44 @@ end
 -- The text helpers take any bytes.
 for _ = 1, 2000 do
   local b = {}
-  for j = 1, rand(40) do b[j] = string.char(rand(256) - 1) end
+  for j = 1, rand(40) do
+    b[j] = string.char(rand(256) - 1)
+  end
   local s = table.concat(b)
   local ok = pcall(core.sanitize, s) and pcall(core.width, s) and pcall(core.truncate, s, rand(20) - 1, "…")
-  if not ok then fail("a text helper raised on random bytes") end
+  if not ok then
+    fail("a text helper raised on random bytes")
+  end
 end
 
 -- Replay never errors on malformed entries.
-local entries = { 1, "x", {}, { type = "message" }, { type = "message", message = { role = "toolResult",
-  toolName = "todo", details = { tasks = { { id = "bad" } }, nextId = 2 } } }, cyclic }
+local entries = {
+  1,
+  "x",
+  {},
+  { type = "message" },
+  {
+    type = "message",
+    message = { role = "toolResult", toolName = "todo", details = { tasks = { { id = "bad" } }, nextId = 2 } },
+  },
+  cyclic,
+}
 local okr, replayed = pcall(core.replay, entries)
-if not okr then fail("replay raised: " .. tostring(replayed)) elseif #replayed.tasks ~= 0 then fail("replay kept a bad snapshot") end
+if not okr then
+  fail("replay raised: " .. tostring(replayed))
+elseif #replayed.tasks ~= 0 then
+  fail("replay kept a bad snapshot")
+end
 
-print(string.format("hostile (%s): %d calls, %d rejected in-band, %d failures",
-  (jit and jit.version) or _VERSION, stats.calls, stats.rejected, failures))
-if failures > 0 then os.exit(1) end
+print(
+  string.format(
+    "hostile (%s): %d calls, %d rejected in-band, %d failures",
+    (jit and jit.version) or _VERSION,
+    stats.calls,
+    stats.rejected,
+    failures
+  )
+)
+if failures > 0 then
+  os.exit(1)
+end

@@ -17,8 +17,14 @@ do
   H.cjson = ok and type(cjson) == "table" and cjson or nil
 end
 
-T.note(string.format("%s, flavour %s, cjson %s", H.in_nvim and "neovim" or _VERSION,
-  tostring(H.flavour), H.cjson and "present" or "absent"))
+T.note(
+  string.format(
+    "%s, flavour %s, cjson %s",
+    H.in_nvim and "neovim" or _VERSION,
+    tostring(H.flavour),
+    H.cjson and "present" or "absent"
+  )
+)
 
 local loaded, core = pcall(require, "rpiv_todo.core")
 T.test("require('rpiv_todo.core') returns the module table", function()
@@ -78,8 +84,8 @@ T.test("apply with a table creates a task", function()
 end)
 
 T.test("apply with a JSON string updates the status", function()
-  local result, state = core.apply(s1,
-    '{"action":"update","id":1,"status":"in_progress","activeForm":"writing the parser"}')
+  local result, state =
+    core.apply(s1, '{"action":"update","id":1,"status":"in_progress","activeForm":"writing the parser"}')
   T.eq(result.content[1].text, "Updated #1 (pending \226\134\146 in_progress)", "content text")
   T.eq(state.tasks[1].status, "in_progress", "task status")
   T.eq(state.tasks[1].activeForm, "writing the parser", "task activeForm")
@@ -93,8 +99,11 @@ end)
 
 T.test("the same update again says No change", function()
   local result, state = core.apply(s2, { action = "update", id = 1, status = "in_progress" })
-  T.eq(result.content[1].text,
-    "No change: #1 already matches the requested values (status: in_progress)", "content text")
+  T.eq(
+    result.content[1].text,
+    "No change: #1 already matches the requested values (status: in_progress)",
+    "content text"
+  )
   s3 = state
 end)
 

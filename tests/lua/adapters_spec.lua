@@ -179,7 +179,11 @@ T.test("avante builds the tool's own JSON Schema from the fields (what the model
     local want, have = schema.properties[name], properties[name]
     T.eq(have.type, want.type, name .. " type")
     T.eq(have.description, want.description, name .. " description")
-    T.eq(have.enum and table.concat(have.enum, ",") or nil, want.enum and table.concat(want.enum, ",") or nil, name .. " enum")
+    T.eq(
+      have.enum and table.concat(have.enum, ",") or nil,
+      want.enum and table.concat(want.enum, ",") or nil,
+      name .. " enum"
+    )
     if want.items then
       T.eq(have.items and have.items.type, want.items.type, name .. " items type")
     end
@@ -314,9 +318,11 @@ T.test("codecompanion output puts the text in the chat (pre-v18 signature)", fun
 end)
 
 T.test("codecompanion session option", function()
-  local tool = codecompanion.tool({ session = function(self)
-    return self.chat_id
-  end })
+  local tool = codecompanion.tool({
+    session = function(self)
+      return self.chat_id
+    end,
+  })
   tool.chat_id = "cc-1"
   tool.cmds[1](tool, { action = "create", subject = "C" }, {})
   T.eq(#todo.session("cc-1"):state().tasks, 1, "cc-1 has the task")

@@ -5,7 +5,11 @@
 local M = {}
 local H = {}
 
-M.null = setmetatable({}, { __tostring = function() return "null" end })
+M.null = setmetatable({}, {
+  __tostring = function()
+    return "null"
+  end,
+})
 
 H.escapes = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
 

@@ -9,7 +9,13 @@ local H = {}
 
 H.root = os.getenv("RPIV_ROOT") or "."
 if not os.getenv("LUA_PATH") then
-  package.path = H.root .. "/lua/?.lua;" .. H.root .. "/lua/?/init.lua;" .. H.root .. "/tests/lua/?.lua;" .. package.path
+  package.path = H.root
+    .. "/lua/?.lua;"
+    .. H.root
+    .. "/lua/?/init.lua;"
+    .. H.root
+    .. "/tests/lua/?.lua;"
+    .. package.path
 end
 if not os.getenv("LUA_CPATH") then
   package.cpath = H.root .. "/lua/?.so;" .. package.cpath
@@ -204,13 +210,20 @@ H.guidance_topics = {
   { "never in batches", { "Never save completions", "batch" } },
   { "never with failing tests", { "Never mark a task completed while its tests fail" } },
   { "never with partial work", { "partly done" } },
-  { "the state machine", { "pending ⇄ in_progress", "either of them → completed", "any → deleted", "deleted is final" } },
+  {
+    "the state machine",
+    { "pending ⇄ in_progress", "either of them → completed", "any → deleted", "deleted is final" },
+  },
   { "the literal update call", { '{"action":"update","id":3,"status":"completed"}' } },
   { "dependencies", { "blockedBy on create", "addBlockedBy and removeBlockedBy", "never resend the whole array" } },
   { "includeDeleted", { "includeDeleted: true" } },
   {
     "subject vs description vs activeForm",
-    { "subject as a short imperative title", "detail and acceptance criteria in description", "activeForm the present-continuous label" },
+    {
+      "subject as a short imperative title",
+      "detail and acceptance criteria in description",
+      "activeForm the present-continuous label",
+    },
   },
 }
 
@@ -221,10 +234,16 @@ H.test("the default guidance teaches every topic DESIGN.md lists", function()
   local all = table.concat(spec.prompt_guidelines, "\n")
   for _, topic in ipairs(H.guidance_topics) do
     for _, phrase in ipairs(topic[2]) do
-      H.truthy(all:find(phrase, 1, true), "guidelines do not teach " .. topic[1] .. ": " .. H.show(phrase) .. " is missing")
+      H.truthy(
+        all:find(phrase, 1, true),
+        "guidelines do not teach " .. topic[1] .. ": " .. H.show(phrase) .. " is missing"
+      )
     end
   end
-  H.truthy(spec.description:find("pending ⇄ in_progress, either → completed, any → deleted", 1, true), "description: state machine")
+  H.truthy(
+    spec.description:find("pending ⇄ in_progress, either → completed, any → deleted", 1, true),
+    "description: state machine"
+  )
   H.eq(type(spec.execute), "function", "execute")
 end)
 
@@ -267,8 +286,16 @@ H.bad_setups = {
   { "guidance", { guidance = { prompt_guidelines = { "a", 3 } } } },
   { "guidance", { guidance = { prompt_guidelines = { [1] = "a", [3] = "c" } } } },
   { "guidance", { guidance = { snippet = "typo" } } },
-  { "guidance", { guidance = function() return nil end } },
-  { "guidance", { guidance = function() return { prompt_guidelines = {} } end } },
+  { "guidance", {
+    guidance = function()
+      return nil
+    end,
+  } },
+  { "guidance", {
+    guidance = function()
+      return { prompt_guidelines = {} }
+    end,
+  } },
   { "max_widget_lines", { max_widget_lines = 2 } },
   { "max_widget_lines", { max_widget_lines = 3.5 } },
   { "max_widget_lines", { max_widget_lines = "12" } },
@@ -284,17 +311,37 @@ H.bad_setups = {
   { "locale", { locale = 7 } },
   { "overlay", { overlay = 5 } },
   { "overlay", { overlay = { row = "not a function" } } },
-  { "overlay", { overlay = function() return { row = 1 } end } },
-  { "overlay", { overlay = function() return "x" end } },
+  { "overlay", {
+    overlay = function()
+      return { row = 1 }
+    end,
+  } },
+  { "overlay", {
+    overlay = function()
+      return "x"
+    end,
+  } },
   { "overlay", { overlay = { colour = function() end } } },
   { "overlay", { overlay = { theme = "neon" } } },
-  { "overlay", { overlay = { theme = { fg = function(_, t) return t end } } } },
+  { "overlay", { overlay = { theme = {
+    fg = function(_, t)
+      return t
+    end,
+  } } } },
   { "overlay", { overlay = { theme = { fg = print, bold = print, strikethrough = print, finish = 1 } } } },
   { "overlay", { overlay = { theme = 5 } } },
   { "overlay", { overlay = { glyphs = { pending = 1 } } } },
   { "overlay", { overlay = { glyphs = { failed = "x" } } } },
-  { "overlay", { overlay = function() error("boom") end } },
-  { "guidance", { guidance = function() error("boom") end } },
+  { "overlay", {
+    overlay = function()
+      error("boom")
+    end,
+  } },
+  { "guidance", {
+    guidance = function()
+      error("boom")
+    end,
+  } },
   { "max_widget_lines", { max_widget_lines = true } },
   { "collapse_key", { collapse_key = "   " } },
   { "1", { "positional" } },

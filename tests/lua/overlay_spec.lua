@@ -30,7 +30,6 @@ local decode = json_ok and cjson.decode or require("json").decode
 local core = require("rpiv_todo.core")
 local overlay = require("rpiv_todo.overlay")
 
-
 -- ---------------------------------------------------------------------------
 -- A tiny test runner
 -- ---------------------------------------------------------------------------
@@ -172,7 +171,8 @@ test("every recorded case renders the same from a core.list handle (the fast pat
 end)
 
 test("a list handle's layout carries the heading counts and showIds", function()
-  local list = core.list({ tasks = { task(1, "completed", "a"), task(2, "pending", "b"), task(3, "deleted", "c") }, nextId = 4 })
+  local list =
+    core.list({ tasks = { task(1, "completed", "a"), task(2, "pending", "b"), task(3, "deleted", "c") }, nextId = 4 })
   local l = core.overlay_layout(list, 11)
   eq(l.counts.total, 2, "total")
   eq(l.counts.completed, 1, "completed")
@@ -221,7 +221,8 @@ test("the segments theme concatenates to the recorded plain lines", function()
     groups[g] = true
   end
   for i, c in ipairs(cases) do
-    local lines = overlay.render({ tasks = c.tasks, nextId = c.nextId }, case_opts(c, { theme = overlay.themes.segments }))
+    local lines =
+      overlay.render({ tasks = c.tasks, nextId = c.nextId }, case_opts(c, { theme = overlay.themes.segments }))
     eq(#lines, #c.lines, "case " .. i .. " line count")
     for j, line in ipairs(lines) do
       ok(type(line) == "table", "segments line is a table")
@@ -386,7 +387,10 @@ test("glyphs merge key by key and the spacer can be dropped", function()
       end,
     },
   })
-  eq(lines, { "● Todos (1/3)", "├─ x #1 Write spec", "├─ ◐ #2 Build (Building)", "└─ ○ #3 Ship ⛓ #2" })
+  eq(
+    lines,
+    { "● Todos (1/3)", "├─ x #1 Write spec", "├─ ◐ #2 Build (Building)", "└─ ○ #3 Ship ⛓ #2" }
+  )
 end)
 
 test("a layout override may be a function of the defaults", function()
@@ -438,7 +442,10 @@ test("check_layout accepts overrides and names what is wrong", function()
   eq(overlay.check_layout(function() end), true)
   eq(select(2, overlay.check_layout({ row = "x" })), "row: expected a function")
   ok(select(2, overlay.check_layout({ rows = function() end })):find("rows: unknown layout key", 1, true))
-  eq(select(2, overlay.check_layout({ glyphs = { pending = 1 } })), "glyphs: expected strings for pending, in_progress, completed")
+  eq(
+    select(2, overlay.check_layout({ glyphs = { pending = 1 } })),
+    "glyphs: expected strings for pending, in_progress, completed"
+  )
   eq(select(2, overlay.check_layout(3)), "expected a table of layout functions or a function")
 end)
 
@@ -462,7 +469,11 @@ test("a completed task stays for the turn it was seen in, then hides", function(
   ov:turn_started()
   state.tasks[1] = task(1, "completed", "Plan")
   eq(ov:render(state, 80), { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" })
-  eq(ov:render(state, 80), { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }, "still there within the turn")
+  eq(
+    ov:render(state, 80),
+    { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" },
+    "still there within the turn"
+  )
   ov:turn_started()
   -- Hidden tasks leave the counts too: the panel shows what is left.
   eq(ov:render(state, 80), { "● Todos (0/1)", "└─ ○ Code", "" })
@@ -555,7 +566,8 @@ test("expanded shows every task with no summary", function()
 end)
 
 test("deleted tasks are never shown, in any mode", function()
-  local state = { tasks = { task(1, "deleted", "ghost"), task(2, "pending", "real"), task(3, "deleted", "ghost") }, nextId = 4 }
+  local state =
+    { tasks = { task(1, "deleted", "ghost"), task(2, "pending", "real"), task(3, "deleted", "ghost") }, nextId = 4 }
   for _, o in ipairs({ {}, { expanded = true }, { max_widget_lines = 3 } }) do
     local lines = overlay.render(state, o)
     eq(lines, { "● Todos (0/1)", "└─ ○ real", "" })
@@ -611,7 +623,8 @@ test("an attached overlay resets when the foreground list is replayed", function
     { action = "update", id = 1, status = "completed" },
   }) do
     local r = s:execute(p)
-    branch[#branch + 1] = { type = "message", message = { role = "toolResult", toolName = "todo", details = r.details } }
+    branch[#branch + 1] =
+      { type = "message", message = { role = "toolResult", toolName = "todo", details = r.details } }
   end
   local full = { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }
   local hidden = { "● Todos (0/1)", "└─ ○ Code", "" }
@@ -632,7 +645,10 @@ test("setup options reach renders; per-render options win", function()
   local todo = require("rpiv_todo")
   local state = pending_list(8)
   todo.setup({ locale = "en", max_widget_lines = 4, collapse_key = "Ctrl+Y" })
-  eq(overlay.render(state), { "● Todos (0/8)", "├─ ○ task 1", "├─ ○ task 2", "└─ +6 more (6 pending)", "" })
+  eq(
+    overlay.render(state),
+    { "● Todos (0/8)", "├─ ○ task 1", "├─ ○ task 2", "└─ +6 more (6 pending)", "" }
+  )
   eq(overlay.render(state, { collapsed = true })[2], "└─ ctrl+y to expand")
   eq(#overlay.render(state, { max_widget_lines = 3 }), 4)
   todo.setup({ locale = "en" })
@@ -690,7 +706,14 @@ test("model text cannot inject escapes into any theme", function()
   eq(overlay.render(wide_state, { max_widget_lines = 20 })[5], "├─ ○ #4 ansi red and link text")
 end)
 
-io.write(string.format("overlay_spec (%s): %d passed, %d failed\n", _VERSION .. (jit and " / " .. jit.version or ""), passed, failed))
+io.write(
+  string.format(
+    "overlay_spec (%s): %d passed, %d failed\n",
+    _VERSION .. (jit and " / " .. jit.version or ""),
+    passed,
+    failed
+  )
+)
 if failed > 0 then
   os.exit(1)
 end

@@ -64,7 +64,7 @@ T.test(":checkhealth rpiv_todo reports the library, locale and configuration wit
   T.contains(text, "version " .. T.cargo_version(), "library version")
   T.contains(text, "Lua flavour: luajit", "flavour")
   T.contains(text, "UI locale: en", "locale")
-  T.contains(text, "collapse_key: \"ctrl+shift+t\"", "configuration")
+  T.contains(text, 'collapse_key: "ctrl+shift+t"', "configuration")
   T.contains(text, "mapped to <C-S-t>", "mapping")
   T.contains(text, "OK", "some OK lines")
 end)
@@ -78,9 +78,18 @@ T.test(":help rpiv_todo: the help file has unique tags for the commands and the 
   for _, line in ipairs(vim.fn.readfile(dir .. "/doc/tags")) do
     tags[line:match("^[^\t]+")] = true
   end
-  for _, tag in ipairs({ "rpiv_todo.txt", "rpiv_todo-install", ":Todos", ":TodosToggle", "rpiv_todo-api",
-    "rpiv_todo.nvim.execute()", "rpiv_todo-adapters-avante", "rpiv_todo-highlights", "rpiv_todo-health",
-    "rpiv_todo-locale" }) do
+  for _, tag in ipairs({
+    "rpiv_todo.txt",
+    "rpiv_todo-install",
+    ":Todos",
+    ":TodosToggle",
+    "rpiv_todo-api",
+    "rpiv_todo.nvim.execute()",
+    "rpiv_todo-adapters-avante",
+    "rpiv_todo-highlights",
+    "rpiv_todo-health",
+    "rpiv_todo-locale",
+  }) do
     T.eq(tags[tag], true, "tag " .. tag)
   end
   vim.cmd("set rtp^=" .. vim.fn.fnameescape(dir))

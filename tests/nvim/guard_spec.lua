@@ -149,7 +149,7 @@ T.test(":checkhealth warns about a second core.so on 'runtimepath' and about an 
   T.eq(text:find("ERROR", 1, true), nil, "no ERROR in:\n" .. text)
   T.contains(text, "several builds on 'runtimepath'", "second build")
   T.contains(text, dir .. "/lua/rpiv_todo/core.so", "names the second build")
-  T.contains(text, "collapse_key \"t\" is not mapped", "bare key")
+  T.contains(text, 'collapse_key "t" is not mapped', "bare key")
   T.contains(text, "WARN", "warnings are reported")
 end)
 

@@ -34,8 +34,18 @@ vim.fn.mkdir(H.empty_config, "p")
 function H.child(env, language)
   local outfile = vim.fn.tempname()
   local cmd = { "env" }
-  for _, name in ipairs({ "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE", "RPIV_TODO_LOCALE", "NVIM",
-    "NVIM_LISTEN_ADDRESS", "VIMINIT", "LUA_PATH", "LUA_CPATH" }) do
+  for _, name in ipairs({
+    "LC_ALL",
+    "LC_MESSAGES",
+    "LANG",
+    "LANGUAGE",
+    "RPIV_TODO_LOCALE",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VIMINIT",
+    "LUA_PATH",
+    "LUA_CPATH",
+  }) do
     cmd[#cmd + 1] = "-u"
     cmd[#cmd + 1] = name
   end
@@ -50,8 +60,17 @@ function H.child(env, language)
   for k, v in pairs(vars) do
     cmd[#cmd + 1] = k .. "=" .. v
   end
-  for _, arg in ipairs({ vim.v.progpath, "--headless", "-u", "NONE", "-i", "NONE", "--noplugin",
-    "-c", "luafile " .. H.root .. "/scripts/nvim-runner.lua" }) do
+  for _, arg in ipairs({
+    vim.v.progpath,
+    "--headless",
+    "-u",
+    "NONE",
+    "-i",
+    "NONE",
+    "--noplugin",
+    "-c",
+    "luafile " .. H.root .. "/scripts/nvim-runner.lua",
+  }) do
     cmd[#cmd + 1] = arg
   end
   local output = vim.fn.system(cmd)
@@ -69,8 +88,17 @@ function H.same(got, want, what)
     error(what .. ": no lines", 2)
   end
   if #got ~= #want then
-    error(string.format("%s: %d lines, want %d:\n  %s\nwant\n  %s", what, #got, #want,
-      table.concat(got, "\n  "), table.concat(want, "\n  ")), 2)
+    error(
+      string.format(
+        "%s: %d lines, want %d:\n  %s\nwant\n  %s",
+        what,
+        #got,
+        #want,
+        table.concat(got, "\n  "),
+        table.concat(want, "\n  ")
+      ),
+      2
+    )
   end
   for i = 1, #want do
     if got[i] ~= want[i] then
@@ -93,7 +121,12 @@ H.want = {
       .. "── In Arbeit ──\n  ◐ #1 A\n── Erledigt ──\n  ✓ #4 D",
   },
   ru = {
-    lines = { "● Задачи (1/4)", "├─ ◐ A", "└─ ещё 3 задачи (1 выполнена, 2 ожидают)", "" },
+    lines = {
+      "● Задачи (1/4)",
+      "├─ ◐ A",
+      "└─ ещё 3 задачи (1 выполнена, 2 ожидают)",
+      "",
+    },
     todos = "выполнено 1 из 4 · 1 в работе · 2 ожидают\n── Ожидают ──\n  ○ #2 B\n  ○ #3 C\n"
       .. "── В работе ──\n  ◐ #1 A\n── Выполнены ──\n  ✓ #4 D",
   },
@@ -196,12 +229,15 @@ function H.replay(pending, completed)
     tasks[i] = { id = i, subject = "T" .. i, status = i <= pending and "pending" or "completed" }
   end
   nv.replay("default", {
-    { role = "toolResult", toolName = "todo", details = { action = "list", params = { action = "list" },
-      tasks = tasks, nextId = #tasks + 1 } },
+    {
+      role = "toolResult",
+      toolName = "todo",
+      details = { action = "list", params = { action = "list" }, tasks = tasks, nextId = #tasks + 1 },
+    },
   })
 end
 
-T.test("setup{ locale = \"ru\" } at run time: the next paint and :Todos are Russian", function()
+T.test('setup{ locale = "ru" } at run time: the next paint and :Todos are Russian', function()
   todo.sessions.reset()
   todo.setup({ locale = "en", max_widget_lines = 12, collapse_key = "ctrl+shift+t" })
   nv.setup({})
@@ -221,7 +257,11 @@ T.test("setup{ locale = \"ru\" } at run time: the next paint and :Todos are Russ
   todo.setup({ collapse_key = "ctrl+shift+t" })
   H.notes = {}
   vim.cmd("Todos")
-  T.eq(H.notes[1] and H.notes[1].msg, "2 ожидают\n── Ожидают ──\n  ○ #1 X\n  ○ #2 Y", ":Todos")
+  T.eq(
+    H.notes[1] and H.notes[1].msg,
+    "2 ожидают\n── Ожидают ──\n  ○ #1 X\n  ○ #2 Y",
+    ":Todos"
+  )
   todo.setup({ locale = "de" })
   nv.refresh()
   H.same(H.lines(), { "● Aufgaben (0/2)", "├─ ○ X", "└─ ○ Y", "" }, "switched again")

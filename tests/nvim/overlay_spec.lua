@@ -37,8 +37,17 @@ function H.same_lines(got, want, what)
     error(what .. ": no overlay window", 2)
   end
   if #got ~= #want then
-    error(string.format("%s: %d lines, want %d:\n  %s\nwant\n  %s", what, #got, #want,
-      table.concat(got, "\n  "), table.concat(want, "\n  ")), 2)
+    error(
+      string.format(
+        "%s: %d lines, want %d:\n  %s\nwant\n  %s",
+        what,
+        #got,
+        #want,
+        table.concat(got, "\n  "),
+        table.concat(want, "\n  ")
+      ),
+      2
+    )
   end
   for i = 1, #want do
     if got[i] ~= want[i] then
@@ -172,7 +181,13 @@ T.test(":TodosToggle collapses and expands; the collapse key is mapped to it", f
   vim.cmd("TodosToggle")
   H.same_lines(H.lines(), H.render(), "expanded again")
   T.eq(nv.mapped_key(), "<C-S-t>", "mapped key")
-  T.eq(vim.fn.maparg("<C-S-t>", "n") ~= "" or vim.fn.hasmapto("TodosToggle") == 1 or #vim.fn.maparg("<C-S-t>", "n", false, true) > 0, true, "normal-mode mapping exists")
+  T.eq(
+    vim.fn.maparg("<C-S-t>", "n") ~= ""
+      or vim.fn.hasmapto("TodosToggle") == 1
+      or #vim.fn.maparg("<C-S-t>", "n", false, true) > 0,
+    true,
+    "normal-mode mapping exists"
+  )
   local m = vim.fn.maparg("<C-S-t>", "i", false, true)
   T.eq(type(m) == "table" and m.lhs ~= nil, true, "insert-mode mapping exists")
   todo.setup({ locale = "en", collapse_key = "alt+x" })
@@ -188,9 +203,16 @@ end)
 
 T.test("the collapse key maps to Neovim notation; bare characters are not mapped", function()
   local cases = {
-    { "ctrl+shift+t", "<C-S-t>" }, { "alt+x", "<M-x>" }, { "super+k", "<D-k>" },
-    { "ctrl+<", "<C-lt>" }, { "f5", "<F5>" }, { "ctrl+pageup", "<C-PageUp>" },
-    { "escape", "<Esc>" }, { "t", nil }, { "off", nil }, { "clear", nil },
+    { "ctrl+shift+t", "<C-S-t>" },
+    { "alt+x", "<M-x>" },
+    { "super+k", "<D-k>" },
+    { "ctrl+<", "<C-lt>" },
+    { "f5", "<F5>" },
+    { "ctrl+pageup", "<C-PageUp>" },
+    { "escape", "<Esc>" },
+    { "t", nil },
+    { "off", nil },
+    { "clear", nil },
   }
   for _, c in ipairs(cases) do
     T.eq(nv.key_notation(c[1]), c[2], c[1])
@@ -201,7 +223,11 @@ T.test("completed tasks stay for the turn they were seen in, then hide", functio
   H.reset()
   H.two_tasks()
   nv.execute({ action = "update", id = 1, status = "completed" })
-  H.same_lines(H.lines(), { "● Todos (1/2)", "├─ ✓ #1 Write the parser", "└─ ○ #2 Test it ⛓ #1", "" }, "same turn")
+  H.same_lines(
+    H.lines(),
+    { "● Todos (1/2)", "├─ ✓ #1 Write the parser", "└─ ○ #2 Test it ⛓ #1", "" },
+    "same turn"
+  )
   nv.turn_started()
   -- Tasks hidden after their turn are left out of the counts too.
   H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ #2 Test it ⛓ #1", "" }, "next turn")
@@ -212,22 +238,36 @@ T.test("replay from host messages and choosing the foreground session", function
   nv.execute({ action = "create", subject = "In default" })
   local messages = {
     { role = "user", content = "plan it" },
-    { role = "toolResult", toolName = "todo", details = {
-      action = "create", params = {}, nextId = 3,
-      tasks = {
-        { id = 1, subject = "Replayed one", status = "completed" },
-        { id = 2, subject = "Replayed two", status = "pending" },
+    {
+      role = "toolResult",
+      toolName = "todo",
+      details = {
+        action = "create",
+        params = {},
+        nextId = 3,
+        tasks = {
+          { id = 1, subject = "Replayed one", status = "completed" },
+          { id = 2, subject = "Replayed two", status = "pending" },
+        },
       },
-    } },
+    },
   }
   local state = nv.replay("chat-2", messages)
   T.eq(#state.tasks, 2, "replayed tasks")
   T.eq(state.nextId, 3, "replayed nextId")
   H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ In default", "" }, "default still shown")
   nv.foreground("chat-2")
-  H.same_lines(H.lines(), { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two", "" }, "chat-2 shown")
+  H.same_lines(
+    H.lines(),
+    { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two", "" },
+    "chat-2 shown"
+  )
   nv.execute({ action = "create", subject = "Elsewhere" })
-  H.same_lines(H.lines(), { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two", "" }, "a call in another session does not change it")
+  H.same_lines(
+    H.lines(),
+    { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two", "" },
+    "a call in another session does not change it"
+  )
   nv.foreground("default")
 end)
 

@@ -45,10 +45,10 @@ function H.options(opts)
     error("(rpiv_todo) acp: expected a table of options { default_priority, priority }", 0)
   end
   if opts.default_priority ~= nil and not M.PRIORITIES[opts.default_priority] then
-    error("(rpiv_todo) acp: default_priority: expected \"high\", \"medium\" or \"low\"", 0)
+    error('(rpiv_todo) acp: default_priority: expected "high", "medium" or "low"', 0)
   end
   if opts.priority ~= nil and type(opts.priority) ~= "function" then
-    error("(rpiv_todo) acp: priority: expected a function(task) returning \"high\", \"medium\" or \"low\"", 0)
+    error('(rpiv_todo) acp: priority: expected a function(task) returning "high", "medium" or "low"', 0)
   end
   return opts
 end

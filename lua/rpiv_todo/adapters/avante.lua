@@ -18,8 +18,18 @@ local H = {}
 
 -- Property order in the field list: the action first, then what most calls carry.
 H.ORDER = {
-  "action", "subject", "description", "activeForm", "status", "id", "blockedBy",
-  "addBlockedBy", "removeBlockedBy", "owner", "metadata", "includeDeleted",
+  "action",
+  "subject",
+  "description",
+  "activeForm",
+  "status",
+  "id",
+  "blockedBy",
+  "addBlockedBy",
+  "removeBlockedBy",
+  "owner",
+  "metadata",
+  "includeDeleted",
 }
 
 ---@class rpiv_todo.AvanteOptions
@@ -120,7 +130,12 @@ function M.tool(opts)
     param = { type = "table", fields = M.fields(spec.parameters) },
     returns = {
       { name = "result", description = "The tool's reply: what changed, or the list", type = "string" },
-      { name = "error", description = "Why the call was rejected (the list is unchanged)", type = "string", optional = true },
+      {
+        name = "error",
+        description = "Why the call was rejected (the list is unchanged)",
+        type = "string",
+        optional = true,
+      },
     },
     ---@param input table|string the arguments (decoded by avante; JSON text also works)
     ---@param avante_opts? table { on_log, on_complete, session_ctx, tool_use_id, ... }
