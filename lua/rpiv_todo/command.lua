@@ -5,11 +5,13 @@
 -- rows `  <glyph> #<id> <subject>[ (<activeForm>)][    ⛓ #1,#2]`. Tombstones are never
 -- listed. The words come from i18n (UI chrome); task text is sanitized model text.
 
+local common = require("rpiv_todo.common")
+
 local M = {}
 local H = {}
 
 -- Row glyph per status; sections in the order they are printed.
-M.glyphs = { pending = "○", in_progress = "◐", completed = "✓" }
+M.glyphs = common.glyphs()
 M.sections = {
   { status = "pending", id = "todos-section-pending" },
   { status = "in_progress", id = "todos-section-in-progress" },
@@ -23,36 +25,12 @@ function H.t(id, args)
   return require("rpiv_todo.i18n").t(id, args)
 end
 
----An id as text: integers without the ".0" a float-decoding JSON library leaves under Lua 5.4.
----@param n any
----@return string
-function H.num(n)
-  if type(n) == "number" and n == math.floor(n) and n > -2 ^ 53 and n < 2 ^ 53 then
-    return string.format("%d", n)
-  end
-  return tostring(n)
-end
+H.num = common.num
 
 ---@param text string
 ---@return string
 function H.sanitize(text)
   return require("rpiv_todo.native").sanitize(text)
-end
-
----Accept a state table, a session (anything with :state()), or nil for the foreground session.
----@param source rpiv_todo.State|rpiv_todo.Session|nil
----@return rpiv_todo.State
-function H.state_of(source)
-  if source == nil then
-    return require("rpiv_todo.session").foreground():state()
-  end
-  if type(source) == "table" and type(source.state) == "function" then
-    return source:state()
-  end
-  if type(source) ~= "table" then
-    error("(rpiv_todo) todos: expected a state { tasks, nextId } or a session, got " .. type(source), 0)
-  end
-  return source
 end
 
 ---A task's row: `  ○ #4 Subject (activeForm)    ⛓ #1,#2`.
@@ -124,7 +102,7 @@ function M.todos(source, opts)
   if opts ~= nil and opts.interactive == false then
     return H.t("todos-noninteractive"), "error"
   end
-  local groups, counts = M.group(H.state_of(source))
+  local groups, counts = M.group(common.state_of(source, "todos"))
   if counts.total == 0 then
     return H.t("todos-empty"), "info"
   end

@@ -44,14 +44,14 @@ M.defaults = {
   -- replace the defaults, the list whole) or function(defaults) -> that table.
   guidance = guidance.defaults,
   -- Lines the overlay may use, heading included; at least 3.
-  max_widget_lines = 12,
+  max_widget_lines = require("rpiv_todo.common").defaults.max_widget_lines,
   -- Key that collapses/expands the overlay (modifiers ctrl/shift/alt/super + one key), or "off".
-  collapse_key = "ctrl+shift+t",
+  collapse_key = require("rpiv_todo.common").defaults.collapse_key,
   -- Overlay look: layout functions heading/row/summary/collapsed_hint/spacer, glyphs, theme.
   overlay = {},
 }
 
--- The live configuration. overlay.lua and others read it at render time
+-- The live configuration. The overlay and others read it at render time
 -- (`require("rpiv_todo").config`), so a later setup() takes effect on the next render.
 ---@type rpiv_todo.Config
 M.config = {
@@ -263,7 +263,7 @@ function M.locale()
   return require("rpiv_todo.i18n").locale()
 end
 
--- `todo.overlay` loads on first use: overlay.lua reads `require("rpiv_todo").config`, and a
+-- `todo.overlay` loads on first use: the overlay reads `require("rpiv_todo").config`, and a
 -- lazy field keeps the two modules from requiring each other while loading.
 setmetatable(M, {
   __index = function(t, k)

@@ -109,18 +109,11 @@ end
 
 -- Glyphs for a person's log of calls and results. Status glyphs match the overlay's.
 M.action_glyphs = { create = "+", update = "✎", list = "≡", get = "›", delete = "✗", clear = "∅" }
-M.status_glyphs = { pending = "○", in_progress = "◐", completed = "✓", deleted = "⊘" }
+M.status_glyphs = require("rpiv_todo.common").glyphs(true)
 M.error_glyph = "✗"
 
 ---An id as the model wrote it: `3`, or `2.5` for a non-integer (never a Lua error).
----@param n number
----@return string
-function H.num(n)
-  if n == math.floor(n) and n > -2 ^ 53 and n < 2 ^ 53 then
-    return string.format("%d", n)
-  end
-  return tostring(n)
-end
+H.num = require("rpiv_todo.common").num
 
 ---@param text any
 ---@return string

@@ -311,7 +311,7 @@ fn a_completed_task_stays_for_its_turn_then_hides_from_rows_and_counts() {
 
 #[test]
 fn the_heading_counts_the_panels_tasks_while_todos_counts_them_all() {
-    // Decision recorded in overlay.lua's header: completed tasks hidden after their turn
+    // Decision recorded in overlay/init.lua's header: completed tasks hidden after their turn
     // leave the heading as they leave the rows; /todos is the full account.
     let lua = overlay_lua();
     let (frames, todos): (Vec<Vec<String>>, String) = support::eval(

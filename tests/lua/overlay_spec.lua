@@ -1,4 +1,4 @@
--- tests/lua/overlay_spec.lua: the overlay (lua/rpiv_todo/overlay.lua) through the public
+-- tests/lua/overlay_spec.lua: the overlay (lua/rpiv_todo/overlay/) through the public
 -- Lua contract, under a real interpreter and the built core.so:
 --   luajit tests/lua/overlay_spec.lua    (also lua5.1, lua5.4; from any directory)
 -- Covers every recorded case of conformance/overlay-cases.jsonl, the live lifecycle,
@@ -575,7 +575,7 @@ test("deleted tasks are never shown, in any mode", function()
 end)
 
 test("the heading counts the panel's tasks; /todos keeps the full account", function()
-  -- The decision is recorded in overlay.lua's header.
+  -- The decision is recorded in overlay/init.lua's header.
   local todo = require("rpiv_todo")
   todo.sessions.reset()
   todo.setup({ locale = "en" })

@@ -25,16 +25,7 @@ M.STATUSES = { pending = true, in_progress = true, completed = true }
 ---@param source any a state, a session (anything with :state()), or nil for the foreground session
 ---@return rpiv_todo.State
 function H.state(source)
-  if source == nil then
-    return require("rpiv_todo").foreground():state()
-  end
-  if type(source) == "table" and type(source.state) == "function" then
-    return source:state()
-  end
-  if type(source) ~= "table" then
-    error("(rpiv_todo) acp: expected a state { tasks, nextId }, a session or nil, got " .. type(source), 0)
-  end
-  return source
+  return require("rpiv_todo.common").state_of(source, "acp")
 end
 
 ---@param opts any

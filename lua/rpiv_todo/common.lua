@@ -1,0 +1,94 @@
+-- rpiv_todo.common: the small helpers several modules share, kept once.
+--
+--   * `num(n)`: an id or a count as text (integers without Lua 5.4's ".0");
+--   * `glyphs()`: the status glyphs a person sees (overlay rows, /todos, the call log);
+--   * `defaults`: the UI option defaults setup(), the overlay and the editor glue agree on;
+--   * `count(tasks)`: tasks per status over the live ones (tombstones left out);
+--   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session.
+-- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads.
+
+local M = {}
+local H = {}
+
+-- Defaults of the UI options (also `require("rpiv_todo").defaults`).
+M.defaults = {
+  -- Lines the overlay may use, heading included; at least 3.
+  max_widget_lines = 12,
+  -- Key that collapses/expands the overlay, or "off".
+  collapse_key = "ctrl+shift+t",
+}
+
+-- One status glyph per status, as every view of the list shows them.
+H.GLYPHS = { pending = "○", in_progress = "◐", completed = "✓", deleted = "⊘" }
+
+---A fresh table of the status glyphs (callers may export or change their copy).
+---@param with_deleted? boolean include the tombstone glyph (the call log shows it)
+---@return table<string, string>
+function M.glyphs(with_deleted)
+  local out = {}
+  for status, glyph in pairs(H.GLYPHS) do
+    if with_deleted or status ~= "deleted" then
+      out[status] = glyph
+    end
+  end
+  return out
+end
+
+-- Texts of the ids a list really has, remembered: every render writes them again, and
+-- string.format stops LuaJIT's trace compiler. Bounded by the key range.
+H.num_memo = {}
+
+---An id or a count as text: `3`, never `3.0` (a float-decoding JSON library under Lua 5.4
+---hands over floats); a non-integer or a non-number as `tostring` writes it.
+---@param n any
+---@return string
+function M.num(n)
+  local text = H.num_memo[n]
+  if text ~= nil then
+    return text
+  end
+  if type(n) == "number" and n == math.floor(n) and n > -2 ^ 53 and n < 2 ^ 53 then
+    text = string.format("%d", n)
+    if n > 0 and n <= 65536 then
+      H.num_memo[n] = text
+    end
+    return text
+  end
+  return tostring(n)
+end
+
+---Tasks per status; `total` leaves tombstones and unknown statuses out.
+---@param tasks table[]|nil
+---@return { total: integer, pending: integer, in_progress: integer, completed: integer }
+function M.count(tasks)
+  local counts = { total = 0, pending = 0, in_progress = 0, completed = 0 }
+  tasks = tasks or {}
+  for i = 1, #tasks do
+    local s = tasks[i].status
+    if s == "pending" or s == "in_progress" or s == "completed" then
+      counts[s] = counts[s] + 1
+      counts.total = counts.total + 1
+    end
+  end
+  return counts
+end
+
+---A snapshot from a state table, a session (anything with `:state()`), or nil for the
+---foreground session. Anything else raises `(rpiv_todo) <what>: expected ...`.
+---@param source any
+---@param what string the caller's name in the error
+---@return rpiv_todo.State
+function M.state_of(source, what)
+  if source == nil then
+    return require("rpiv_todo.session").foreground():state()
+  end
+  if type(source) == "table" and type(source.state) == "function" then
+    return source:state()
+  end
+  if type(source) ~= "table" then
+    error("(rpiv_todo) " .. what .. ": expected a state { tasks, nextId }, a session or nil, got " .. type(source), 0)
+  end
+  return source
+end
+
+return M
