@@ -215,9 +215,35 @@ end
 
 ---The tool spec to register with the host's LLM: name, label, description, parameters,
 ---prompt_snippet, prompt_guidelines, execute, render_call, render_result.
+---`{ strict = true }`: the form OpenAI's strict mode accepts (every property required,
+---optional ones nullable, metadata as JSON text); its `execute` converts calls back.
+---@param opts? { strict?: boolean }
 ---@return rpiv_todo.ToolSpec
-function M.tool()
-  return tool.spec(M.config.guidance)
+function M.tool(opts)
+  if opts == nil then
+    return tool.spec(M.config.guidance)
+  end
+  if type(opts) ~= "table" then
+    H.fail("tool", "expected a table of options { strict = boolean } or nil")
+  end
+  for k in pairs(opts) do
+    if k ~= "strict" then
+      H.fail("tool", tostring(k) .. ": unknown option (expected strict)")
+    end
+  end
+  if opts.strict ~= nil and type(opts.strict) ~= "boolean" then
+    H.fail("tool", "strict: expected a boolean")
+  end
+  return tool.spec(M.config.guidance, opts.strict == true)
+end
+
+---End-of-turn reminder for the model when the turn ends with tasks left in_progress:
+---a short English text naming them, or nil when nothing is in progress. A host injects it
+---into the conversation (codecompanion: the adapter does; avante: see the README).
+---@param source? string|rpiv_todo.Session|rpiv_todo.State a session id, a session, a state, or nil for "default"
+---@return string|nil
+function M.reminder(source)
+  return tool.reminder(source)
 end
 
 ---The list of session `id` ("default" when omitted), created empty on first use.

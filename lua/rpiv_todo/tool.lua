@@ -74,9 +74,12 @@ function M.parameters()
         type = "string",
         description = "Who works on the task (an agent or a person). For create and update.",
       },
+      -- Free-form: any keys, any values. Said with `additionalProperties = true` rather
+      -- than an empty sub-schema, because an empty Lua table has no JSON kind of its own
+      -- (vim.json writes `[]`, cjson `{}`) and `[]` is not a schema.
       metadata = {
         type = "object",
-        patternProperties = { ["^.*$"] = {} },
+        additionalProperties = true,
         description = "Free-form key/value data. On update keys are merged into the existing"
           .. " record; a key set to null is removed.",
       },
@@ -88,6 +91,336 @@ function M.parameters()
         type = "boolean",
         description = "list only: also show deleted tasks (tombstones). Default false.",
       },
+    },
+  }
+end
+
+-- The strict form: what OpenAI's strict mode accepts (and what codecompanion's
+-- openai_responses adapter forces on every tool). Every object lists all its properties in
+-- `required` and sets `additionalProperties = false`, so each optional field is nullable
+-- (null: not given) and the free-form metadata travels as JSON text. `from_strict` turns
+-- such a call back into the normal form before the reducer sees it.
+
+-- Property order in the strict form's `required` (the action first, then what most calls carry).
+M.PROPERTY_ORDER = {
+  "action",
+  "subject",
+  "description",
+  "activeForm",
+  "status",
+  "id",
+  "blockedBy",
+  "addBlockedBy",
+  "removeBlockedBy",
+  "owner",
+  "metadata",
+  "includeDeleted",
+}
+
+M.STRICT_METADATA_DESCRIPTION = "Free-form key/value data as a JSON object written as text,"
+  .. ' e.g. "{"area":"parser"}". On update keys are merged into the existing record;'
+  .. " a key set to null inside the text is removed. null: no metadata."
+
+---The parameter schema in the strict-mode form: every property required, optional ones
+---nullable (null means "not given"), `additionalProperties = false`, metadata as JSON text.
+---Built fresh on each call.
+---@return table
+function M.strict_parameters()
+  local normal = M.parameters()
+  local properties = {}
+  for name, prop in pairs(normal.properties) do
+    local description = prop.description .. " null: not given."
+    if name == "action" then
+      properties[name] = { type = "string", enum = prop.enum, description = prop.description }
+    elseif name == "metadata" then
+      properties[name] = { type = { "string", "null" }, description = M.STRICT_METADATA_DESCRIPTION }
+    elseif prop.enum then
+      -- A nullable enum: `type = {"string","null"}` beside an enum without null would
+      -- still refuse null, and a null inside the enum has no encoder-neutral Lua value.
+      properties[name] = {
+        anyOf = { { type = prop.type, enum = prop.enum }, { type = "null" } },
+        description = description,
+      }
+    elseif prop.type == "array" then
+      properties[name] = { type = { "array", "null" }, items = prop.items, description = description }
+    else
+      properties[name] = { type = { prop.type, "null" }, description = description }
+    end
+  end
+  local required = {}
+  for i, name in ipairs(M.PROPERTY_ORDER) do
+    required[i] = name
+  end
+  return { type = "object", properties = properties, required = required, additionalProperties = false }
+end
+
+-- A small JSON reader for the metadata text of strict calls (and strict calls given as JSON
+-- text): null becomes core.null, an empty array is marked as an array, nesting is bounded.
+
+H.JSON_DEPTH = 64
+H.JSON_ESCAPES = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+
+---@param cp integer
+---@return string
+function H.utf8(cp)
+  if cp < 0x80 then
+    return string.char(cp)
+  elseif cp < 0x800 then
+    return string.char(0xC0 + math.floor(cp / 0x40), 0x80 + cp % 0x40)
+  elseif cp < 0x10000 then
+    return string.char(0xE0 + math.floor(cp / 0x1000), 0x80 + math.floor(cp / 0x40) % 0x40, 0x80 + cp % 0x40)
+  end
+  return string.char(
+    0xF0 + math.floor(cp / 0x40000),
+    0x80 + math.floor(cp / 0x1000) % 0x40,
+    0x80 + math.floor(cp / 0x40) % 0x40,
+    0x80 + cp % 0x40
+  )
+end
+
+---@param s string
+---@param i integer
+---@return integer
+function H.ws(s, i)
+  return s:find("[^ \t\r\n]", i) or #s + 1
+end
+
+---Read a JSON string starting at the quote at `i`.
+---@return string|nil value, integer|string next_or_error
+function H.read_string(s, i)
+  local parts, j = {}, i + 1
+  while true do
+    local k = s:find('["\\%c]', j)
+    if k == nil then
+      return nil, "unterminated string"
+    end
+    parts[#parts + 1] = s:sub(j, k - 1)
+    local c = s:sub(k, k)
+    if c == '"' then
+      return table.concat(parts), k + 1
+    elseif c ~= "\\" then
+      return nil, "control character in a string"
+    end
+    local e = s:sub(k + 1, k + 1)
+    if e == "u" then
+      local hex = s:match("^%x%x%x%x", k + 2)
+      if not hex then
+        return nil, "bad \\u escape"
+      end
+      local cp = tonumber(hex, 16)
+      j = k + 6
+      if cp >= 0xD800 and cp <= 0xDBFF then
+        local low = s:match("^\\u(%x%x%x%x)", j)
+        local lo = low and tonumber(low, 16)
+        if lo and lo >= 0xDC00 and lo <= 0xDFFF then
+          cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
+          j = j + 6
+        else
+          cp = 0xFFFD
+        end
+      elseif cp >= 0xDC00 and cp <= 0xDFFF then
+        cp = 0xFFFD
+      end
+      parts[#parts + 1] = H.utf8(cp)
+    elseif H.JSON_ESCAPES[e] then
+      parts[#parts + 1] = H.JSON_ESCAPES[e]
+      j = k + 2
+    else
+      return nil, "bad escape"
+    end
+  end
+end
+
+---Read one JSON value at `i` (whitespace skipped before it).
+---@return any value, integer|string next_or_error (value is nil only on error)
+function H.read_value(s, i, depth)
+  if depth > H.JSON_DEPTH then
+    return nil, "nesting deeper than " .. H.JSON_DEPTH .. " levels"
+  end
+  i = H.ws(s, i)
+  local c = s:sub(i, i)
+  if c == '"' then
+    return H.read_string(s, i)
+  elseif c == "{" or c == "[" then
+    local object = c == "{"
+    local out, n = {}, 0
+    i = H.ws(s, i + 1)
+    if s:sub(i, i) == (object and "}" or "]") then
+      if not object then
+        setmetatable(out, require("rpiv_todo.native").array_mt)
+      end
+      return out, i + 1
+    end
+    while true do
+      local key
+      if object then
+        i = H.ws(s, i)
+        if s:sub(i, i) ~= '"' then
+          return nil, "expected a key"
+        end
+        key, i = H.read_string(s, i)
+        if key == nil then
+          return nil, i
+        end
+        i = H.ws(s, i)
+        if s:sub(i, i) ~= ":" then
+          return nil, "expected ':'"
+        end
+        i = i + 1
+      end
+      local v
+      v, i = H.read_value(s, i, depth + 1)
+      if v == nil then
+        return nil, i
+      end
+      if object then
+        out[key] = v
+      else
+        n = n + 1
+        out[n] = v
+      end
+      i = H.ws(s, i)
+      local sep = s:sub(i, i)
+      if sep == "," then
+        i = i + 1
+      elseif sep == (object and "}" or "]") then
+        return out, i + 1
+      else
+        return nil, "expected ',' or '" .. (object and "}" or "]") .. "'"
+      end
+    end
+  end
+  local word = s:match("^%a+", i)
+  if word == "true" then
+    return true, i + 4
+  elseif word == "false" then
+    return false, i + 5
+  elseif word == "null" then
+    return require("rpiv_todo.native").null, i + 4
+  end
+  -- -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?
+  local j = i
+  if s:sub(j, j) == "-" then
+    j = j + 1
+  end
+  local int = s:match("^0", j) or s:match("^[1-9]%d*", j)
+  if int then
+    j = j + #int
+    local frac = s:match("^%.%d+", j)
+    if frac then
+      j = j + #frac
+    end
+    local exp = s:match("^[eE][-+]?%d+", j)
+    if exp then
+      j = j + #exp
+    end
+    return tonumber(s:sub(i, j - 1)), j
+  end
+  return nil, "unexpected " .. (c == "" and "end of text" or "'" .. c .. "'")
+end
+
+---Decode JSON text. Returns the value, or nil and what is wrong.
+---@param text string
+---@return any value, string|nil error
+function M.json_decode(text)
+  local value, i = H.read_value(text, 1, 0)
+  if value == nil then
+    return nil, i
+  end
+  if H.ws(text, i) <= #text then
+    return nil, "text after the value"
+  end
+  return value, nil
+end
+
+---Is `v` a JSON null as some decoder gives it (core.null/cjson.null, vim.NIL)?
+---@param v any
+---@return boolean
+function H.is_null(v)
+  if v == nil or v == require("rpiv_todo.native").null then
+    return true
+  end
+  local vim_ = rawget(_G, "vim")
+  return type(vim_) == "table" and v == vim_.NIL
+end
+
+---A strict-form call in the normal form: nullable fields given as null are left out, and
+---metadata given as JSON text becomes the object it spells (its nulls, which delete keys on
+---update, kept as core.null). Normal-form calls pass through unchanged, so hosts may use it
+---on either. Returns the converted call, or nil and an error naming the field.
+---@param params any the call's arguments (a table, or JSON text)
+---@return any params, string|nil error
+function M.from_strict(params)
+  if type(params) == "string" then
+    local decoded = M.json_decode(params)
+    if type(decoded) ~= "table" then
+      return params, nil -- the core reports what is wrong with the text
+    end
+    params = decoded
+  end
+  if type(params) ~= "table" then
+    return params, nil
+  end
+  return H.from_strict_table(params)
+end
+
+---@param params table
+---@return table|nil params, string|nil error
+function H.from_strict_table(params)
+  local out = {}
+  for k, v in pairs(params) do
+    if not H.is_null(v) then
+      out[k] = v
+    end
+  end
+  local meta = out.metadata
+  -- Blank text or the text "null" is how a model says "no metadata" in a string field.
+  if type(meta) == "string" and (not meta:find("%S") or meta:match("^%s*null%s*$")) then
+    out.metadata = nil
+  elseif type(meta) == "string" then
+    local value, err = M.json_decode(meta)
+    if value == nil then
+      return nil, "metadata: expected a JSON object written as text, got text that is not JSON (" .. err .. ")"
+    end
+    if type(value) ~= "table" or getmetatable(value) ~= nil or value[1] ~= nil then
+      local what = type(value) == "table" and "an array" or "a " .. type(value)
+      return nil, "metadata: expected a JSON object written as text, got " .. what
+    end
+    out.metadata = value
+  end
+  return out, nil
+end
+
+---Run a strict-form call (or a normal one) in the session named by `ctx.session`. A call
+---whose metadata text is not a JSON object is rejected in-band, the list unchanged.
+---@param params table|string
+---@param ctx? rpiv_todo.ToolContext
+---@return rpiv_todo.Result
+function M.execute_strict(params, ctx)
+  if type(params) == "string" then
+    local decoded = M.json_decode(params)
+    if type(decoded) ~= "table" then
+      return M.execute(params, ctx) -- the core reports what is wrong with the text
+    end
+    params = decoded
+  end
+  if type(params) ~= "table" then
+    return M.execute(params, ctx)
+  end
+  local converted, err = H.from_strict_table(params)
+  if err == nil then
+    return M.execute(converted, ctx)
+  end
+  local id = type(ctx) == "table" and ctx.session or nil
+  local state = require("rpiv_todo.session").get(id):state()
+  return {
+    content = { { type = "text", text = "Error: " .. err } },
+    details = {
+      action = params.action,
+      params = params,
+      tasks = state.tasks,
+      nextId = state.nextId,
+      error = err,
     },
   }
 end
@@ -220,10 +553,56 @@ function H.t_empty()
   return require("rpiv_todo.i18n").t("todos-empty")
 end
 
----The whole spec for `guidance` (resolved by rpiv_todo.guidance).
+-- Tasks named one by one in a reminder; more are counted.
+H.REMINDER_NAMED = 8
+
+---The end-of-turn reminder: a short text for the model when tasks are left in_progress,
+---or nil when nothing is. English, like everything the model reads.
+---@param source any a session id, a session (anything with :state()), a state, or nil for "default"
+---@return string|nil
+function M.reminder(source)
+  local state
+  if type(source) == "table" and type(source.state) == "function" then
+    state = source:state()
+  elseif type(source) == "table" then
+    state = source
+  elseif source == nil or type(source) == "string" or type(source) == "number" then
+    state = require("rpiv_todo.session").get(source):state()
+  else
+    error("(rpiv_todo) reminder: expected a session id, a session, a state or nil, got " .. type(source), 0)
+  end
+  local named, count = {}, 0
+  for _, task in ipairs(type(state.tasks) == "table" and state.tasks or {}) do
+    if type(task) == "table" and task.status == "in_progress" then
+      count = count + 1
+      if count <= H.REMINDER_NAMED then
+        named[#named + 1] = "#" .. H.num(task.id) .. " " .. H.text(task.subject)
+      end
+    end
+  end
+  if count == 0 then
+    return nil
+  end
+  local list = table.concat(named, "; ")
+  if count > H.REMINDER_NAMED then
+    list = list .. "; and " .. (count - H.REMINDER_NAMED) .. " more"
+  end
+  local what = count == 1 and "1 task is" or count .. " tasks are"
+  return "Reminder from the todo tool: the last turn ended while "
+    .. what
+    .. " still in_progress: "
+    .. list
+    .. ". Mark a task completed as soon as it is fully done, set it back to pending if you"
+    .. " stopped working on it, and keep exactly one task in_progress while you work."
+end
+
+---The whole spec for `guidance` (resolved by rpiv_todo.guidance). With `strict`, the
+---parameters are the strict-mode form, `strict = true` is set, and `execute` converts a
+---call back to the normal form (`from_strict`) before it runs.
 ---@param guidance rpiv_todo.Guidance
+---@param strict? boolean
 ---@return rpiv_todo.ToolSpec
-function M.spec(guidance)
+function M.spec(guidance, strict)
   local guidelines = {}
   for i, line in ipairs(guidance.prompt_guidelines) do
     guidelines[i] = line
@@ -232,10 +611,11 @@ function M.spec(guidance)
     name = M.name,
     label = M.label,
     description = M.description,
-    parameters = M.parameters(),
+    parameters = strict and M.strict_parameters() or M.parameters(),
+    strict = strict or nil,
     prompt_snippet = guidance.prompt_snippet,
     prompt_guidelines = guidelines,
-    execute = M.execute,
+    execute = strict and M.execute_strict or M.execute,
     render_call = M.render_call,
     render_result = M.render_result,
   }

@@ -97,6 +97,232 @@ function T.field(fields, name)
 end
 
 -- ---------------------------------------------------------------------------
+-- The schema every host registers, and its strict-mode form
+-- ---------------------------------------------------------------------------
+
+-- Paths of empty tables: an empty Lua table has no JSON kind of its own (vim.json writes
+-- `[]`, cjson `{}`), so a schema must hold none.
+function T.empty_tables(v, path, out)
+  out = out or {}
+  if type(v) == "table" then
+    if next(v) == nil then
+      out[#out + 1] = path
+    end
+    for k, x in pairs(v) do
+      T.empty_tables(x, path .. "." .. tostring(k), out)
+    end
+  end
+  return out
+end
+
+-- OpenAI's strict-mode rules for a function's parameters, as a list of violations.
+T.STRICT_KEYWORDS = {
+  type = true,
+  properties = true,
+  required = true,
+  additionalProperties = true,
+  items = true,
+  enum = true,
+  anyOf = true,
+  description = true,
+}
+function T.strict_violations(schema, path, out)
+  out = out or {}
+  for k in pairs(schema) do
+    if not T.STRICT_KEYWORDS[k] then
+      out[#out + 1] = path .. ": keyword " .. k .. " is not supported"
+    end
+  end
+  local types = type(schema.type) == "table" and schema.type or { schema.type }
+  local is_object = false
+  for _, t in ipairs(types) do
+    is_object = is_object or t == "object"
+  end
+  if is_object then
+    if schema.additionalProperties ~= false then
+      out[#out + 1] = path .. ": additionalProperties must be false"
+    end
+    local required = {}
+    for _, name in ipairs(schema.required or {}) do
+      required[name] = true
+    end
+    for name, prop in pairs(schema.properties or {}) do
+      if not required[name] then
+        out[#out + 1] = path .. ": " .. name .. " is not in required"
+      end
+      T.strict_violations(prop, path .. "." .. name, out)
+    end
+    if schema.properties == nil then
+      out[#out + 1] = path .. ": an object needs properties"
+    end
+  end
+  if schema.items then
+    T.strict_violations(schema.items, path .. "[]", out)
+  end
+  for i, alt in ipairs(schema.anyOf or {}) do
+    T.strict_violations(alt, path .. ".anyOf[" .. i .. "]", out)
+  end
+  return out
+end
+
+T.test("the tool's schemas hold no empty table, so every Lua JSON encoder writes the same JSON", function()
+  T.eq(table.concat(T.empty_tables(todo.tool().parameters, "parameters"), ", "), "", "normal form")
+  T.eq(table.concat(T.empty_tables(todo.tool({ strict = true }).parameters, "parameters"), ", "), "", "strict form")
+  local metadata = todo.tool().parameters.properties.metadata
+  T.eq(metadata.type, "object", "metadata type")
+  T.eq(metadata.additionalProperties, true, "metadata takes any keys")
+  T.eq(metadata.patternProperties, nil, "no patternProperties")
+end)
+
+T.test("the strict form follows OpenAI's strict rules; the normal form does not", function()
+  local strict = todo.tool({ strict = true })
+  T.eq(table.concat(T.strict_violations(strict.parameters, "parameters"), "; "), "", "strict form")
+  T.eq(strict.strict, true, "spec.strict")
+  T.eq(#strict.parameters.required, 12, "all twelve properties required")
+  T.eq(strict.parameters.required[1], "action", "action first")
+  T.eq(strict.parameters.properties.action.type, "string", "action is not nullable")
+  T.eq(table.concat(strict.parameters.properties.subject.type, ","), "string,null", "subject nullable")
+  T.eq(table.concat(strict.parameters.properties.metadata.type, ","), "string,null", "metadata as text")
+  T.eq(strict.parameters.properties.status.anyOf[2].type, "null", "status: enum or null")
+  T.eq(table.concat(strict.parameters.properties.blockedBy.type, ","), "array,null", "blockedBy nullable")
+  T.eq(strict.parameters.properties.blockedBy.items.type, "number", "blockedBy items")
+  T.contains(T.strict_violations(todo.tool().parameters, "parameters")[1] or "", "additionalProperties", "normal")
+  T.eq(todo.tool().strict, nil, "the normal spec has no strict flag")
+  T.raises(function()
+    todo.tool({ strict = "yes" })
+  end, "(rpiv_todo) tool: strict: expected a boolean")
+  T.raises(function()
+    todo.tool({ strikt = true })
+  end, "(rpiv_todo) tool: strikt: unknown option")
+  T.raises(function()
+    todo.tool(true)
+  end, "(rpiv_todo) tool: expected a table")
+end)
+
+T.test("strict calls: null means not given, metadata text is decoded, its nulls delete keys", function()
+  local spec = todo.tool({ strict = true })
+  local null = require("rpiv_todo.core").null
+  local function call(p)
+    return spec.execute(p, { session = "strict" }).content[1].text
+  end
+  local all_null = {
+    action = "create",
+    subject = "Write the parser",
+    description = null,
+    activeForm = null,
+    status = null,
+    id = null,
+    blockedBy = null,
+    addBlockedBy = null,
+    removeBlockedBy = null,
+    owner = null,
+    metadata = '{"area":"parser","keep":1,"deep":{"list":[1,"x",[]],"empty":{}}}',
+    includeDeleted = null,
+  }
+  T.eq(call(all_null), "Created #1: Write the parser (pending)", "create")
+  local task = todo.session("strict"):state().tasks[1]
+  T.eq(task.metadata.area, "parser", "metadata decoded")
+  T.eq(task.metadata.deep.list[2], "x", "nested array")
+  T.eq(task.owner, nil, "null owner not stored")
+  T.eq(call({ action = "update", id = 1, metadata = '{"area":null}' }), "Updated #1", "null deletes")
+  task = todo.session("strict"):state().tasks[1]
+  T.eq(task.metadata.area, nil, "area removed")
+  T.eq(task.metadata.keep, 1, "keep kept")
+  T.eq(
+    call('{"action":"update","id":1,"status":"in_progress","subject":null,"metadata":null}'),
+    "Updated #1 (pending → in_progress)",
+    "JSON text"
+  )
+  T.eq(
+    call({ action = "update", id = 1, status = "in_progress", metadata = "" }),
+    "No change: #1 already matches the requested values (status: in_progress)",
+    "blank metadata text is not given"
+  )
+  local before = todo.session("strict"):state()
+  T.eq(
+    call({ action = "update", id = 1, metadata = "{area: 1}" }),
+    "Error: metadata: expected a JSON object written as text, got text that is not JSON (expected a key)",
+    "bad JSON"
+  )
+  T.eq(
+    call({ action = "update", id = 1, metadata = "[1]" }),
+    "Error: metadata: expected a JSON object written as text, got an array",
+    "array"
+  )
+  T.eq(
+    call({ action = "update", id = 1, metadata = "7" }),
+    "Error: metadata: expected a JSON object written as text, got a number",
+    "number"
+  )
+  local result = spec.execute({ action = "update", id = 1, metadata = "[]" }, { session = "strict" })
+  T.eq(result.details.error, "metadata: expected a JSON object written as text, got an array", "details.error")
+  T.eq(result.details.nextId, before.nextId, "snapshot nextId")
+  T.eq(#result.details.tasks, #before.tasks, "snapshot tasks")
+  T.eq(result.details.params.metadata, "[]", "params echoed as given")
+  T.eq(todo.session("strict"):state().tasks[1].metadata.keep, 1, "list unchanged")
+  -- What the core says about the rest, as in the normal form.
+  T.eq(call({ action = "update", id = 9, status = "completed", owner = null }), "Error: #9 not found", "core error")
+end)
+
+T.test("from_strict leaves a normal-form call as it is", function()
+  local tool = require("rpiv_todo.tool")
+  local p = { action = "update", id = 2, metadata = { a = 1 }, addBlockedBy = { 1 } }
+  local out, err = tool.from_strict(p)
+  T.eq(err, nil, "no error")
+  T.eq(out.metadata, p.metadata, "metadata table kept")
+  T.eq(out.addBlockedBy, p.addBlockedBy, "array kept")
+  T.eq(out.id, 2, "id")
+end)
+
+T.test("json_decode: values, escapes, nulls, empty arrays, errors", function()
+  local tool = require("rpiv_todo.tool")
+  local core = require("rpiv_todo.core")
+  local v = tool.json_decode('{"s":"a\\u00e9\\ud83d\\ude00\\n","n":-1.5e2,"t":true,"f":false,"z":null,"a":[],"o":{}}')
+  T.eq(v.s, "a\195\169\240\159\152\128\n", "string escapes")
+  T.eq(v.n, -150, "number")
+  T.eq(v.t, true, "true")
+  T.eq(v.f, false, "false")
+  T.eq(v.z, core.null, "null")
+  T.eq(getmetatable(v.a), core.array_mt, "empty array marked")
+  T.eq(next(v.o), nil, "empty object")
+  for _, bad in ipairs({ "", "{", '{"a"}', "[1,]", "01", "1.", '"\\x"', "nul", "{} 1", '"a\nb"' }) do
+    local value, err = tool.json_decode(bad)
+    T.eq(value, nil, "rejects " .. bad)
+    T.eq(type(err), "string", "says why for " .. bad)
+  end
+  local deep = string.rep("[", 70) .. string.rep("]", 70)
+  local value, err = tool.json_decode(deep)
+  T.eq(value, nil, "too deep")
+  T.contains(err, "nesting", "depth error")
+end)
+
+T.test("reminder: English text naming tasks left in_progress, nil when settled", function()
+  local s = todo.session("r")
+  T.eq(todo.reminder("r"), nil, "empty list")
+  s:execute({ action = "create", subject = "Write the parser" })
+  s:execute({ action = "create", subject = "Test \27[31mit" })
+  T.eq(todo.reminder(s), nil, "all pending")
+  s:execute({ action = "update", id = 1, status = "in_progress" })
+  T.eq(
+    todo.reminder("r"),
+    "Reminder from the todo tool: the last turn ended while 1 task is still in_progress: #1 Write the parser."
+      .. " Mark a task completed as soon as it is fully done, set it back to pending if you stopped working"
+      .. " on it, and keep exactly one task in_progress while you work.",
+    "one"
+  )
+  s:execute({ action = "update", id = 2, status = "in_progress" })
+  T.contains(todo.reminder(s), "2 tasks are still in_progress: #1 Write the parser; #2 Test it.", "two, sanitized")
+  T.contains(todo.reminder(s:state()), "#2 Test it", "a state")
+  s:execute({ action = "update", id = 1, status = "completed" })
+  s:execute({ action = "delete", id = 2 })
+  T.eq(todo.reminder("r"), nil, "settled")
+  T.eq(todo.reminder(), nil, "default session")
+  T.raises(function()
+    todo.reminder(true)
+  end, "(rpiv_todo) reminder:")
+end)
+
+-- ---------------------------------------------------------------------------
 -- avante.nvim
 -- ---------------------------------------------------------------------------
 
