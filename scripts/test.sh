@@ -104,7 +104,7 @@ run_lua() {
     local cpath="$cpath_dir/?.so;;"
     guarded env -u LUA_INIT -u LUA_INIT_5_4 \
         LUA_PATH="$path" LUA_PATH_5_4="$path" LUA_CPATH="$cpath" LUA_CPATH_5_4="$cpath" \
-        RPIV_ROOT="$ROOT" RPIV_SHARED="$ROOT/../shared" RPIV_FLAVOUR="$flavour" "$@" \
+        RPIV_ROOT="$ROOT" RPIV_FLAVOUR="$flavour" "$@" \
         "$(interp_for "$flavour")" "$file"
 }
 
@@ -115,7 +115,7 @@ run_nvim() {
     mkdir -p "$home"
     guarded env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u VIMINIT -u MYVIMRC \
         XDG_STATE_HOME="$home/state" XDG_DATA_HOME="$home/data" XDG_CACHE_HOME="$home/cache" \
-        RPIV_ROOT="$ROOT" RPIV_SHARED="$ROOT/../shared" RPIV_FLAVOUR=luajit RPIV_SPEC="$file" \
+        RPIV_ROOT="$ROOT" RPIV_FLAVOUR=luajit RPIV_SPEC="$file" \
         "$nvim" --headless -u NONE -i NONE --noplugin \
         -c "luafile $ROOT/scripts/nvim-runner.lua" </dev/null
 }

@@ -1,7 +1,7 @@
 //! Overlay budget: which tasks fit in the panel above the editor, and the counts its
 //! heading shows. Pure selection; the text of each line is the Lua layer's business.
 //!
-//! The rule (recorded in `conformance/overlay-cases.jsonl`): tombstones are never shown.
+//! The rule (recorded in `tests/fixtures/overlay-cases.jsonl`): tombstones are never shown.
 //! When the live tasks fit in `budget` rows they are all shown. Otherwise one row is kept
 //! for the `+N more` summary, completed tasks are dropped first, newest first, and if the
 //! unfinished tasks alone still overflow, their tail is cut.
@@ -126,7 +126,7 @@ mod tests {
 
     const CASES: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/conformance/overlay-cases.jsonl"
+        "/tests/fixtures/overlay-cases.jsonl"
     );
 
     /// Test-only: a task from the recorded JSON (only the fields the selection reads

@@ -1,7 +1,7 @@
 //! Sanitize model-written text before it reaches a terminal or the model.
 //!
-//! The reference runs a chain of JavaScript regex replaces over every string. Recovered from
-//! `conformance/sanitize-cases.jsonl`, in this order:
+//! The TypeScript original (rpiv-todo) runs a chain of JavaScript regex replaces over every string. Recovered from
+//! `tests/fixtures/sanitize-cases.jsonl`, in this order:
 //!
 //! 1. CSI: `(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]` -> "" (so `ESC [ [` is a whole CSI with final `[`)
 //! 2. OSC: `(?:\x1b\]|\x9d)[^\x07\x9c\x1b]*(?:\x07|\x9c|\x1b\\)?` -> "" (an ESC that is not
@@ -212,7 +212,7 @@ mod tests {
     fn conformance_cases_match_the_reference() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/conformance/sanitize-cases.jsonl"
+            "/tests/fixtures/sanitize-cases.jsonl"
         );
         let text = std::fs::read_to_string(path).unwrap();
         let mut count = 0;

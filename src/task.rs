@@ -40,7 +40,7 @@ impl Status {
             .find(|st| st.as_str().as_bytes() == s)
     }
 
-    /// The transition table of the seed. A move to the current status is always allowed
+    /// The transition table of the TypeScript original (rpiv-todo). A move to the current status is always allowed
     /// (it is reported as a no-op by the reducer).
     pub fn can_move_to(self, to: Status) -> bool {
         use Status::*;
@@ -134,7 +134,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn transition_table_matches_the_seed() {
+    fn transition_table_matches_the_original() {
         let allowed = |from: Status| -> Vec<Status> {
             Status::ALL
                 .into_iter()

@@ -1,6 +1,6 @@
 -- rpiv_todo.tool: the host-neutral spec of the `todo` tool a host registers with its LLM.
 --
--- Name, label, description, JSON Schema parameters (same structure as the reference's:
+-- Name, label, description, JSON Schema parameters (same structure as the TypeScript original's, rpiv-todo:
 -- properties, types, enums, required; the descriptions are ours, written to steer the
 -- model), prompt snippet and guidelines, `execute`, and two short renderers for a host's
 -- tool-call log. Everything the model reads here is English and never localized; only

@@ -255,7 +255,7 @@ fn a_json_schema_validator_accepts_and_rejects_the_same_shapes_with_both_schemas
     }
 }
 
-/// What DESIGN.md says the guidance must teach, and the words that carry each topic in
+/// What the guidance must teach (the topics the project's design lists), and the words that carry each topic in
 /// our default guidelines (every listed phrase must be there).
 const GUIDANCE_TOPICS: &[(&str, &[&str])] = &[
     ("when to open a list", &["three or more", "skip the list"]),
@@ -304,7 +304,7 @@ const GUIDANCE_TOPICS: &[(&str, &[&str])] = &[
 ];
 
 #[test]
-fn the_default_guidance_teaches_what_design_md_lists() {
+fn the_default_guidance_teaches_every_listed_topic() {
     let (lua, _) = todo_lua();
     let (snippet, guidelines, description): (String, Vec<String>, String) = support::eval(
         &lua,

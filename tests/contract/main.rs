@@ -1,4 +1,4 @@
-//! The one integration binary: drives the public Lua contract (DESIGN.md) through an
+//! The one integration binary: drives the public Lua contract (README, "Lua API") through an
 //! embedded Lua 5.4 with `rpiv_todo::preload`.
 
 mod support;

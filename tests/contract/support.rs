@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use mlua::Lua;
 use serde_json::Value;
 
-/// `../shared/conformance/<name>` relative to the crate root.
+/// `tests/fixtures/<name>`: the recorded behaviour of the TypeScript original (rpiv-todo).
 pub fn conformance(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance")
+        .join("tests/fixtures")
         .join(name)
 }
 

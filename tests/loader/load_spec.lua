@@ -2,8 +2,8 @@
 -- lua5.4) or a headless Neovim, and a short tour of the contract through the built .so.
 -- scripts/test.sh runs it with package.cpath (or Neovim's 'runtimepath') pointing at
 -- the build for the interpreter's flavour, and RPIV_FLAVOUR naming that flavour.
--- Expected texts come from the seed's content-string table and
--- ../shared/conformance/reducer-traces.jsonl ("hand-metadata").
+-- Expected texts come from the TypeScript original's (rpiv-todo) content-string table and
+-- tests/fixtures/reducer-traces.jsonl ("hand-metadata").
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
 local H = {}

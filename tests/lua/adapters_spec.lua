@@ -6,7 +6,8 @@
 -- opts = { on_log, on_complete, session_ctx, tool_use_id, streaming }; codecompanion calls
 -- cmds[i](self, args, opts) with opts = { input, output_cb } and then
 -- output.success(self, stdout, meta) (v18+) or output.success(self, tools, cmd, stdout).
--- Expected texts come from the seed's content-string and error tables.
+-- Expected texts come from the content-string and error tables of the TypeScript
+-- original (rpiv-todo).
 
 -- Appended: scripts/test.sh puts the build for this interpreter first on the paths.
 package.path = package.path .. ";lua/?.lua;lua/?/init.lua"

@@ -1,9 +1,10 @@
 -- tests/lua/layer_spec.lua: the Lua layer's key checks (setup, tool spec, sessions, replay,
 -- /todos) from a real interpreter against the built module. scripts/test.sh runs it per
--- flavour (LUA_PATH/LUA_CPATH, RPIV_ROOT, RPIV_SHARED set); by hand, from the crate root:
+-- flavour (LUA_PATH/LUA_CPATH, RPIV_ROOT set); by hand, from the crate root:
 --   luajit tests/lua/layer_spec.lua      (also lua5.1, lua5.4)
 -- with lua/rpiv_todo/core.so built for that interpreter. Exits non-zero on any failure.
--- Expected values come from ../shared/conformance and the spec, not from this code.
+-- Expected values come from tests/fixtures (the recorded behaviour of the TypeScript
+-- original, rpiv-todo) and the spec, not from this code.
 
 local H = {}
 
@@ -20,7 +21,7 @@ end
 if not os.getenv("LUA_CPATH") then
   package.cpath = H.root .. "/lua/?.so;" .. package.cpath
 end
-H.conformance = (os.getenv("RPIV_SHARED") or (H.root .. "/../shared")) .. "/conformance/"
+H.conformance = H.root .. "/tests/fixtures/"
 
 -- cjson before the core, so both use the same array marker.
 local has_cjson, cjson = pcall(require, "cjson")
@@ -200,7 +201,7 @@ H.test("every schema property carries a description of its own", function()
   end
 end)
 
--- What DESIGN.md says the guidance must teach, and the phrases that carry each topic in
+-- What the guidance must teach (the topics the project's design lists), and the phrases that carry each topic in
 -- our default guidelines (all must be present).
 H.guidance_topics = {
   { "when to open a list", { "three or more", "skip the list" } },
@@ -227,7 +228,7 @@ H.guidance_topics = {
   },
 }
 
-H.test("the default guidance teaches every topic DESIGN.md lists", function()
+H.test("the default guidance teaches every listed topic", function()
   local spec = todo.tool()
   H.eq(#spec.prompt_guidelines, 8, "guideline count")
   H.truthy(spec.prompt_snippet:find("multi-step work", 1, true), "snippet: when to use the tool")

@@ -1,11 +1,10 @@
 -- tests/lua/overlay_spec.lua: the overlay (lua/rpiv_todo/overlay/) through the public
 -- Lua contract, under a real interpreter and the built core.so:
 --   luajit tests/lua/overlay_spec.lua    (also lua5.1, lua5.4; from any directory)
--- Covers every recorded case of conformance/overlay-cases.jsonl, the live lifecycle,
+-- Covers every recorded case of tests/fixtures/overlay-cases.jsonl, the live lifecycle,
 -- options, layout overrides, themes and display-width truncation. Exits 1 on failure.
 
--- scripts/test.sh sets LUA_PATH/LUA_CPATH (each flavour's own build) and RPIV_ROOT /
--- RPIV_SHARED; run by hand, the paths default to the checkout and lua/rpiv_todo/core.so.
+-- scripts/test.sh sets LUA_PATH/LUA_CPATH (each flavour's own build) and RPIV_ROOT; run by hand, the paths default to the checkout and lua/rpiv_todo/core.so.
 local root = os.getenv("RPIV_ROOT")
 if root then
   root = root .. "/"
@@ -18,7 +17,6 @@ end
 if not os.getenv("LUA_CPATH") then
   package.cpath = root .. "lua/?.so;" .. package.cpath
 end
-local shared = os.getenv("RPIV_SHARED") and (os.getenv("RPIV_SHARED") .. "/") or (root .. "../shared/")
 
 -- cjson first: the core adopts cjson's array metatable when cjson is already loaded.
 local json_ok, cjson = pcall(require, "cjson")
@@ -141,7 +139,7 @@ end
 -- Recorded cases
 -- ---------------------------------------------------------------------------
 
-local cases_path = shared .. "conformance/overlay-cases.jsonl"
+local cases_path = root .. "tests/fixtures/overlay-cases.jsonl"
 local cases = {}
 for i, line in ipairs(read_lines(cases_path)) do
   cases[i] = decode(line)

@@ -1,6 +1,6 @@
 -- tests/nvim/commands_spec.lua: :Todos through vim.notify, and :checkhealth rpiv_todo with
 -- no ERROR, in headless Neovim 0.7.2 and current (through scripts/nvim-runner.lua).
--- Expected /todos text follows DESIGN.md ("/todos"): header parts joined by " · ",
+-- Expected /todos text follows the TypeScript original (rpiv-todo): header parts joined by " · ",
 -- sections Pending, In Progress, Completed, rows "  <glyph> #<id> <subject>...".
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")

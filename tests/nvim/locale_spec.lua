@@ -12,7 +12,7 @@
 -- including the plural forms of the summary row (Russian/Ukrainian one/few/many at
 -- 1, 2, 5, 11, 21, 22; Chinese without plural).
 --
--- Expected text is the English reference render (DESIGN.md "Overlay", "/todos") with the
+-- Expected text is the English render of the TypeScript original (overlay, /todos) with the
 -- wording of locales/<code>/todo.ftl, written out by hand.
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")

@@ -5,7 +5,7 @@
 --   RPIV_ROOT=$PWD RPIV_SPEC=tests/nvim/overlay_spec.lua \
 --     nvim --headless -u NONE -i NONE --noplugin -c "luafile scripts/nvim-runner.lua"
 -- Expected lines are the overlay render (overlay.lua, the plain theme) and the panel
--- format of DESIGN.md ("Overlay").
+-- format of the TypeScript original (rpiv-todo).
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
 local H = {}

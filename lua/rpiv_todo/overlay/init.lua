@@ -16,14 +16,14 @@
 -- live tasks, minus the completed ones the live object hid after their turn. So after
 -- four tasks finished in earlier turns and two in this one, the heading says (2/2) while
 -- `/todos` says 6/6. Chosen on purpose:
---   * DESIGN.md says completed tasks "hide from later renders"; the heading is part of
+--   * completed tasks "hide from later renders" (the project's overlay rule); the heading is part of
 --     the render, so a hidden task leaves it as it leaves the rows;
---   * the seed's README has the widget render "whenever any overlay-visible tasks exist"
+--   * the TypeScript original's (rpiv-todo) README has the widget render "whenever any overlay-visible tasks exist"
 --     and auto-hide otherwise: one set drives both, so the panel never shows a heading
 --     such as (6/6) above no rows one turn and disappears the next;
 --   * the heading's total always equals the rows plus the `+N more` summary, so every
 --     number on the panel adds up;
---   * the reference overlay computes its counts over the same filtered set;
+--   * the original's overlay computes its counts over the same filtered set;
 --   * `/todos` is the full account, and the panel stays a view of the work at hand.
 
 ---@class rpiv_todo.OverlayModule

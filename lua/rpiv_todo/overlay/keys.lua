@@ -1,4 +1,4 @@
--- rpiv_todo.overlay.keys: the collapse key grammar (DESIGN.md "Collapse key").
+-- rpiv_todo.overlay.keys: the collapse key grammar (as the TypeScript original, rpiv-todo, parses it).
 --
 -- Trimmed and lowercased; zero or more distinct modifiers (ctrl, shift, alt, super) joined
 -- by `+`, then one printable character or a named key. `"off"` disables the shortcut.
