@@ -5,7 +5,8 @@
 --     -c "luafile scripts/nvim-runner.lua"
 --
 -- The spec passes when it returns and fails when it raises (the error and its traceback
--- are printed). The repository is on 'runtimepath', so `require("rpiv_todo")` and
+-- are printed); specs end with T.finish() of tests/harness.lua, which raises when a
+-- check failed. The repository is on 'runtimepath', so `require("rpiv_todo")` and
 -- `require("rpiv_todo.core")` (lua/rpiv_todo/core.so, the LuaJIT build) load the way a
 -- plugin manager would load them. A spec that waits for scheduled callbacks uses
 -- `vim.wait`: the runner quits as soon as the spec returns. The global RPIV_ROOT holds

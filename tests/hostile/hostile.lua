@@ -6,12 +6,7 @@
 -- when the text starts with "Error: ", and a rejected call leaves the list byte-for-byte
 -- as it was. scripts/test.sh runs it with stderr captured and fails on any byte there.
 --   luajit tests/hostile/hostile.lua [calls]     (lua/rpiv_todo/core.so built for it)
-if not os.getenv("LUA_PATH") then
-  package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
-end
-if not os.getenv("LUA_CPATH") then
-  package.cpath = "lua/?.so;" .. package.cpath
-end
+local T = dofile((os.getenv("RPIV_ROOT") or ".") .. "/tests/harness.lua")
 local has_cjson, cjson = pcall(require, "cjson")
 local core = require("rpiv_todo.core")
 local CALLS = tonumber(arg and arg[1]) or 20000
@@ -171,11 +166,22 @@ local function mangle(text)
   return text
 end
 
-local failures = 0
+local failures = {}
 local function fail(msg)
-  failures = failures + 1
-  if failures <= 10 then
-    io.stdout:write("FAIL: ", msg, "\n")
+  failures[#failures + 1] = msg
+end
+
+-- Raise (failing the enclosing check) when anything failed since the last call, with the
+-- first ten messages.
+local function none_failed()
+  local n = #failures
+  if n > 0 then
+    local shown = {}
+    for i = 1, math.min(n, 10) do
+      shown[i] = failures[i]
+    end
+    failures = {}
+    error(string.format("%d failures, the first %d:\n      %s", n, #shown, table.concat(shown, "\n      ")), 2)
   end
 end
 
@@ -197,99 +203,97 @@ local function check(list, result, before, how)
   end
 end
 
-local tables, texts = core.list(), core.list()
-local state = nil
 local stats = { calls = 0, rejected = 0 }
-for i = 1, CALLS do
-  local p = params()
-  -- Tables.
-  local before = tables:state_json()
-  local ok, result = pcall(tables.apply, tables, p)
-  if not ok then
-    fail("list:apply raised: " .. tostring(result))
-  else
-    check(tables, result, before, "table call " .. i)
-    if result.details.error then
-      stats.rejected = stats.rejected + 1
+T.test(CALLS .. " seeded hostile calls (tables, JSON text, core.apply) all answer in band", function()
+  local tables, texts = core.list(), core.list()
+  local state = nil
+  for i = 1, CALLS do
+    local p = params()
+    -- Tables.
+    local before = tables:state_json()
+    local ok, result = pcall(tables.apply, tables, p)
+    if not ok then
+      fail("list:apply raised: " .. tostring(result))
+    else
+      check(tables, result, before, "table call " .. i)
+      if result.details.error then
+        stats.rejected = stats.rejected + 1
+      end
     end
-  end
-  -- JSON text (only what cjson can encode; then mangled now and then).
-  if has_cjson then
-    local okj, text = pcall(cjson.encode, p)
-    if okj then
-      text = rand(5) == 1 and mangle(text) or text
-      local before_json = texts:state_json()
-      local ok2, out = pcall(texts.apply_json, texts, text)
-      if not ok2 then
-        fail("list:apply_json raised: " .. tostring(out))
-      else
-        local okd, r = pcall(cjson.decode, out)
-        if not okd then
-          fail("apply_json returned text that is not JSON: " .. out:sub(1, 80))
+    -- JSON text (only what cjson can encode; then mangled now and then).
+    if has_cjson then
+      local okj, text = pcall(cjson.encode, p)
+      if okj then
+        text = rand(5) == 1 and mangle(text) or text
+        local before_json = texts:state_json()
+        local ok2, out = pcall(texts.apply_json, texts, text)
+        if not ok2 then
+          fail("list:apply_json raised: " .. tostring(out))
         else
-          if type(r.details.tasks) ~= "table" then
-            fail("apply_json: no tasks array")
-          end
-          if r.details.error and texts:state_json() ~= before_json then
-            fail("apply_json: a rejected call changed the list")
+          local okd, r = pcall(cjson.decode, out)
+          if not okd then
+            fail("apply_json returned text that is not JSON: " .. out:sub(1, 80))
+          else
+            if type(r.details.tasks) ~= "table" then
+              fail("apply_json: no tasks array")
+            end
+            if r.details.error and texts:state_json() ~= before_json then
+              fail("apply_json: a rejected call changed the list")
+            end
           end
         end
       end
     end
+    -- The pure function, threading the state through Lua.
+    if i % 10 == 0 then
+      local ok3, r, s2 = pcall(core.apply, state, p)
+      if not ok3 then
+        fail("core.apply raised: " .. tostring(r))
+      else
+        state = s2
+      end
+    end
+    stats.calls = stats.calls + 1
   end
-  -- The pure function, threading the state through Lua.
-  if i % 10 == 0 then
-    local ok3, r, s2 = pcall(core.apply, state, p)
-    if not ok3 then
-      fail("core.apply raised: " .. tostring(r))
-    else
-      state = s2
+  none_failed()
+end)
+T.note(string.format("%d calls, %d rejected in-band", stats.calls, stats.rejected))
+
+T.test("the text helpers take any bytes", function()
+  for _ = 1, 2000 do
+    local b = {}
+    for j = 1, rand(40) do
+      b[j] = string.char(rand(256) - 1)
+    end
+    local s = table.concat(b)
+    local ok = pcall(core.sanitize, s) and pcall(core.width, s) and pcall(core.truncate, s, rand(20) - 1, "…")
+    if not ok then
+      fail("a text helper raised on random bytes")
     end
   end
-  stats.calls = stats.calls + 1
-end
+  none_failed()
+end)
 
--- The text helpers take any bytes.
-for _ = 1, 2000 do
-  local b = {}
-  for j = 1, rand(40) do
-    b[j] = string.char(rand(256) - 1)
+T.test("replay skips malformed entries, never raises", function()
+  local entries = {
+    1,
+    "x",
+    {},
+    { type = "message" },
+    {
+      type = "message",
+      message = { role = "toolResult", toolName = "todo", details = { tasks = { { id = "bad" } }, nextId = 2 } },
+    },
+    cyclic,
+  }
+  local okr, replayed = pcall(core.replay, entries)
+  if not okr then
+    fail("replay raised: " .. tostring(replayed))
+  elseif #replayed.tasks ~= 0 then
+    fail("replay kept a bad snapshot")
   end
-  local s = table.concat(b)
-  local ok = pcall(core.sanitize, s) and pcall(core.width, s) and pcall(core.truncate, s, rand(20) - 1, "…")
-  if not ok then
-    fail("a text helper raised on random bytes")
-  end
-end
 
--- Replay never errors on malformed entries.
-local entries = {
-  1,
-  "x",
-  {},
-  { type = "message" },
-  {
-    type = "message",
-    message = { role = "toolResult", toolName = "todo", details = { tasks = { { id = "bad" } }, nextId = 2 } },
-  },
-  cyclic,
-}
-local okr, replayed = pcall(core.replay, entries)
-if not okr then
-  fail("replay raised: " .. tostring(replayed))
-elseif #replayed.tasks ~= 0 then
-  fail("replay kept a bad snapshot")
-end
+  none_failed()
+end)
 
-print(
-  string.format(
-    "hostile (%s): %d calls, %d rejected in-band, %d failures",
-    (jit and jit.version) or _VERSION,
-    stats.calls,
-    stats.rejected,
-    failures
-  )
-)
-if failures > 0 then
-  os.exit(1)
-end
+T.finish("hostile")

@@ -5,7 +5,7 @@
 -- Expected texts come from the TypeScript original's (rpiv-todo) content-string table and
 -- tests/fixtures/reducer-traces.jsonl ("hand-metadata").
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 H.in_nvim = type(vim) == "table" and type(vim.api) == "table"

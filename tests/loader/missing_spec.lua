@@ -3,7 +3,7 @@
 -- user where the .so was expected; and every script that needs the core (they all load it
 -- through rpiv_todo.native) fails with the message that says how to build it.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 
 T.test("require of a missing core says which files it tried", function()
   local ok, err = pcall(require, "rpiv_todo.core")

@@ -7,7 +7,7 @@
 -- way round) may legitimately load; then it must also work. Every pairing that involves
 -- Lua 5.4 must be refused.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 H.flavour = os.getenv("RPIV_FLAVOUR")

@@ -9,55 +9,17 @@
 -- Expected texts come from the content-string and error tables of the TypeScript
 -- original (rpiv-todo).
 
--- Appended: scripts/test.sh puts the build for this interpreter first on the paths.
-package.path = package.path .. ";lua/?.lua;lua/?/init.lua"
-package.cpath = package.cpath .. ";lua/?.so"
+local T = dofile((os.getenv("RPIV_ROOT") or ".") .. "/tests/harness.lua")
 
 local todo = require("rpiv_todo")
 local avante = require("rpiv_todo.adapters.avante")
 local codecompanion = require("rpiv_todo.adapters.codecompanion")
 local acp = require("rpiv_todo.adapters.acp")
 
-local T = { passed = 0, failed = 0 }
-
-function T.test(name, fn)
+T.before_each(function()
   todo.sessions.reset()
   todo.setup({ locale = "en" })
-  local ok, err = pcall(fn)
-  if ok then
-    T.passed = T.passed + 1
-  else
-    T.failed = T.failed + 1
-    print("FAIL " .. name .. "\n     " .. tostring(err))
-  end
-end
-
-function T.show(v)
-  if type(v) == "string" then
-    return string.format("%q", v)
-  end
-  return tostring(v)
-end
-
-function T.eq(actual, expected, what)
-  if actual ~= expected then
-    error((what or "value") .. ": expected " .. T.show(expected) .. ", got " .. T.show(actual), 2)
-  end
-end
-
-function T.contains(hay, needle, what)
-  if type(hay) ~= "string" or not hay:find(needle, 1, true) then
-    error((what or "text") .. ": expected it to contain " .. T.show(needle) .. ", got " .. T.show(hay), 2)
-  end
-end
-
-function T.raises(fn, needle)
-  local ok, err = pcall(fn)
-  if ok then
-    error("expected an error containing " .. T.show(needle), 2)
-  end
-  T.contains(tostring(err), needle, "error")
-end
+end)
 
 -- What avante passes as the second argument of a tool's func.
 function T.avante_opts(extra)
@@ -451,6 +413,7 @@ T.test("avante func reports a rejected call as its error, list unchanged", funct
   T.eq(result, nil, "no result")
   T.eq(err, "Error: #9 not found", "error")
   result, err = tool.func({ action = "create" }, opts)
+  T.eq(result, nil, "no result for the second rejected call")
   T.eq(err, "Error: subject required for create", "error")
   T.eq(#todo.session("default"):state().tasks, 0, "nothing created")
 end)
@@ -621,7 +584,4 @@ T.test("acp notification wraps the plan for session/update; state tables and nil
   end, "(rpiv_todo) acp: session_id:")
 end)
 
-print(string.format("adapters: %d passed, %d failed", T.passed, T.failed))
-if T.failed > 0 then
-  error(T.failed .. " adapter checks failed", 0)
-end
+T.finish("adapters_spec")

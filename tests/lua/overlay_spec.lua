@@ -1,22 +1,12 @@
 -- tests/lua/overlay_spec.lua: the overlay (lua/rpiv_todo/overlay/) through the public
 -- Lua contract, under a real interpreter and the built core.so:
---   luajit tests/lua/overlay_spec.lua    (also lua5.1, lua5.4; from any directory)
+--   luajit tests/lua/overlay_spec.lua    (also lua5.1, lua5.4; from the repository root)
 -- Covers every recorded case of tests/fixtures/overlay-cases.jsonl, the live lifecycle,
 -- options, layout overrides, themes and display-width truncation. Exits 1 on failure.
 
--- scripts/test.sh sets LUA_PATH/LUA_CPATH (each flavour's own build) and RPIV_ROOT; run by hand, the paths default to the checkout and lua/rpiv_todo/core.so.
-local root = os.getenv("RPIV_ROOT")
-if root then
-  root = root .. "/"
-else
-  root = (arg and arg[0] or ""):gsub("tests/lua/overlay_spec%.lua$", "")
-end
-if not os.getenv("LUA_PATH") then
-  package.path = root .. "lua/?.lua;" .. root .. "lua/?/init.lua;" .. root .. "tests/lua/?.lua;" .. package.path
-end
-if not os.getenv("LUA_CPATH") then
-  package.cpath = root .. "lua/?.so;" .. package.cpath
-end
+-- scripts/test.sh sets LUA_PATH/LUA_CPATH (each flavour's own build) and RPIV_ROOT; run by
+-- hand, tests/harness.lua points the paths at the checkout and lua/rpiv_todo/core.so.
+local T = dofile((os.getenv("RPIV_ROOT") or ".") .. "/tests/harness.lua")
 
 -- cjson first: the core adopts cjson's array metatable when cjson is already loaded.
 local json_ok, cjson = pcall(require, "cjson")
@@ -28,68 +18,7 @@ local decode = json_ok and cjson.decode or require("json").decode
 local core = require("rpiv_todo.core")
 local overlay = require("rpiv_todo.overlay")
 
--- ---------------------------------------------------------------------------
--- A tiny test runner
--- ---------------------------------------------------------------------------
-
-local passed, failed = 0, 0
-local current
-
-local function show(v)
-  if type(v) == "string" then
-    return string.format("%q", v)
-  elseif type(v) == "table" then
-    local parts = {}
-    for i = 1, #v do
-      parts[i] = show(v[i])
-    end
-    return "{ " .. table.concat(parts, ", ") .. " }"
-  end
-  return tostring(v)
-end
-
-local function deep_eq(a, b)
-  if type(a) ~= type(b) then
-    return false
-  end
-  if type(a) ~= "table" then
-    return a == b
-  end
-  for k, v in pairs(a) do
-    if not deep_eq(v, b[k]) then
-      return false
-    end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then
-      return false
-    end
-  end
-  return true
-end
-
-local function eq(got, want, what)
-  if not deep_eq(got, want) then
-    error(string.format("%s\n   got: %s\n  want: %s", what or "values differ", show(got), show(want)), 2)
-  end
-end
-
-local function ok(cond, what)
-  if not cond then
-    error(what or "expected true", 2)
-  end
-end
-
-local function test(name, fn)
-  current = name
-  local success, err = pcall(fn)
-  if success then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    io.write("FAIL ", name, "\n  ", tostring(err), "\n")
-  end
-end
+local test, eq, ok, show = T.test, T.same, T.ok, T.show
 
 -- ---------------------------------------------------------------------------
 -- Helpers
@@ -139,7 +68,7 @@ end
 -- Recorded cases
 -- ---------------------------------------------------------------------------
 
-local cases_path = root .. "tests/fixtures/overlay-cases.jsonl"
+local cases_path = T.fixture("overlay-cases.jsonl")
 local cases = {}
 for i, line in ipairs(read_lines(cases_path)) do
   cases[i] = decode(line)
@@ -704,14 +633,4 @@ test("model text cannot inject escapes into any theme", function()
   eq(overlay.render(wide_state, { max_widget_lines = 20 })[5], "├─ ○ #4 ansi red and link text")
 end)
 
-io.write(
-  string.format(
-    "overlay_spec (%s): %d passed, %d failed\n",
-    _VERSION .. (jit and " / " .. jit.version or ""),
-    passed,
-    failed
-  )
-)
-if failed > 0 then
-  os.exit(1)
-end
+T.finish("overlay_spec")

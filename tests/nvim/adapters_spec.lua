@@ -3,7 +3,7 @@
 -- vim.NIL), and the overlay repainted after an adapter's call. Runs the plain-Lua adapter
 -- spec (tests/lua/adapters_spec.lua) here too.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 
 vim.cmd("runtime plugin/rpiv_todo.lua")
 

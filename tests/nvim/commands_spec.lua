@@ -3,7 +3,7 @@
 -- Expected /todos text follows the TypeScript original (rpiv-todo): header parts joined by " · ",
 -- sections Pending, In Progress, Completed, rows "  <glyph> #<id> <subject>...".
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 vim.cmd("runtime plugin/rpiv_todo.lua")

@@ -4,7 +4,7 @@
 -- the message must say to rebuild. In-process: the repository leaves 'runtimepath' and
 -- package.loaded for the duration, and both come back afterwards.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 H.root = T.root()

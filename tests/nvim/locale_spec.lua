@@ -15,7 +15,7 @@
 -- Expected text is the English render of the TypeScript original (overlay, /todos) with the
 -- wording of locales/<code>/todo.ftl, written out by hand.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 H.root = T.root()

@@ -7,7 +7,7 @@
 -- Expected lines are the overlay render (overlay.lua, the plain theme) and the panel
 -- format of the TypeScript original (rpiv-todo).
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/loader/harness.lua")
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 -- Neovim starts with no plugins (--noplugin): source ours the way startup would.
@@ -363,6 +363,7 @@ T.test("nvim.setup is strict", function()
   T.eq(ok, false, "zindex 0 refused")
   T.contains(err, "(rpiv_todo) nvim.zindex:", "message")
   ok, err = pcall(nv.setup, { colour = "red" })
+  T.eq(ok, false, "unknown key refused")
   T.contains(err, "(rpiv_todo) nvim.colour: unknown option", "unknown key")
   nv.setup({})
 end)
