@@ -91,6 +91,10 @@ T.test("tool parameters have the structure of schema.json", function()
   local spec = todo.tool()
   T.eq(spec.name, reference.toolName, "name")
   T.eq(spec.label, reference.label, "label")
+  -- One deliberate difference (as tests/contract/layer.rs): the original's free-form
+  -- metadata, `patternProperties: {"^.*$": {}}`, is said as `additionalProperties: true`.
+  T.same(reference.parameters.properties.metadata.patternProperties["^.*$"], {}, "the recorded metadata schema")
+  reference.parameters.properties.metadata = { type = "object", additionalProperties = true }
   T.same(H.strip_descriptions(spec.parameters), reference.parameters, "parameters")
 end)
 
