@@ -403,7 +403,10 @@ T.test("avante func returns the content text the model reads", function()
   T.eq(result, "Updated #1 (pending → in_progress)", "update")
   T.eq(err, nil, "no error")
   T.eq(calls.completed, 0, "synchronous: on_complete is not used")
-  T.eq(todo.session("default"):state().tasks[1].status, "in_progress", "the default session holds it")
+  T.eq(todo.sessions.exists("default"), false, "not the shared default list")
+  -- Without a sidebar (a plain interpreter), the request's session context names the list.
+  local other = tool.func({ action = "get", id = 1 }, T.avante_opts())
+  T.eq(other, nil, "another request context has its own list")
 end)
 
 T.test("avante func reports a rejected call as its error, list unchanged", function()
@@ -411,11 +414,12 @@ T.test("avante func reports a rejected call as its error, list unchanged", funct
   local opts = T.avante_opts()
   local result, err = tool.func({ action = "update", id = 9, status = "completed" }, opts)
   T.eq(result, nil, "no result")
-  T.eq(err, "Error: #9 not found", "error")
+  -- avante writes "Error: " before it itself.
+  T.eq(err, "#9 not found", "error")
   result, err = tool.func({ action = "create" }, opts)
   T.eq(result, nil, "no result for the second rejected call")
-  T.eq(err, "Error: subject required for create", "error")
-  T.eq(#todo.session("default"):state().tasks, 0, "nothing created")
+  T.eq(err, "subject required for create", "error")
+  T.eq(tool.func({ action = "list" }, opts), "No tasks", "nothing created")
 end)
 
 T.test("avante func accepts JSON text too", function()
@@ -505,6 +509,91 @@ T.test("codecompanion output puts the text in the chat (pre-v18 signature)", fun
   T.eq(chat.outputs[1].text, "Created #1: B (pending)", "success text")
   tool.output.error(tool, { chat = chat }, tool.cmds[1], { { status = "error", data = "Error: #2 not found" } })
   T.eq(chat.outputs[2].text, "Error: #2 not found", "error text")
+end)
+
+T.test("codecompanion output carries only the call's own result from turn-wide lists", function()
+  local tool = codecompanion.tool()
+  local chat = T.chat()
+  -- v19 hands output.error the turn's whole stderr; the last entry is this call's.
+  tool.output.error(
+    tool,
+    { "Error: #42 not found", "Error: #77 not found" },
+    { tools = { chat = chat }, cmd = tool.cmds[1] }
+  )
+  T.eq(chat.outputs[1].text, "Error: #77 not found", "v19 error")
+  -- v17 hands output.success the turn's whole stdout.
+  tool.output.success(tool, { chat = chat }, tool.cmds[1], { "Created #1: A (pending)", "Created #2: B (pending)" })
+  T.eq(chat.outputs[2].text, "Created #2: B (pending)", "v17 success")
+  -- Entries may be { status, data } tables or lists of lines.
+  tool.output.success(tool, { { status = "success", data = { "a", "b" } } }, { tools = { chat = chat } })
+  T.eq(chat.outputs[3].text, "a\nb", "lines joined")
+end)
+
+T.test("codecompanion gives each chat its own list by default", function()
+  local tool = codecompanion.tool()
+  local chat1, chat2 = { id = 11, bufnr = 3 }, { id = 12, bufnr = 4 }
+  T.eq(
+    tool.cmds[1]({ chat = chat1 }, { action = "create", subject = "In chat 11" }, {}).data,
+    "Created #1: In chat 11 (pending)",
+    "chat 11"
+  )
+  T.eq(
+    tool.cmds[1]({ chat = chat2 }, { action = "create", subject = "In chat 12" }, {}).data,
+    "Created #1: In chat 12 (pending)",
+    "chat 12"
+  )
+  T.eq(todo.session("codecompanion:11"):state().tasks[1].subject, "In chat 11", "chat 11 list")
+  T.eq(todo.session("codecompanion:12"):state().tasks[1].subject, "In chat 12", "chat 12 list")
+  T.eq(todo.sessions.exists("default"), false, "no shared list")
+  tool.cmds[1]({ chat = { bufnr = 9 } }, { action = "create", subject = "By buffer" }, {})
+  T.eq(todo.session("codecompanion:buf9"):state().tasks[1].subject, "By buffer", "buffer when no id")
+end)
+
+T.test("codecompanion accepts strict-form calls and offers the strict schema", function()
+  local tool = codecompanion.tool()
+  local null = require("rpiv_todo.core").null
+  local out = tool.cmds[1](tool, { action = "create", subject = "S", owner = null, metadata = '{"k":1}' }, {})
+  T.eq(out.data, "Created #1: S (pending)", "strict call")
+  T.eq(todo.session("default"):state().tasks[1].metadata.k, 1, "metadata text decoded")
+  local strict = codecompanion.tool({ strict = true })
+  local fn = strict.schema["function"]
+  T.eq(fn.strict, true, "function.strict")
+  T.eq(table.concat(T.strict_violations(fn.parameters, "parameters"), "; "), "", "strict rules")
+  T.eq(codecompanion.forces_strict({ name = "openai_responses" }), true, "openai_responses")
+  T.eq(
+    codecompanion.forces_strict({ name = "copilot", url = "https://api.githubcopilot.com/responses" }),
+    true,
+    "copilot responses"
+  )
+  T.eq(
+    codecompanion.forces_strict({ name = "openai", url = "https://api.openai.com/v1/chat/completions" }),
+    false,
+    "openai"
+  )
+  local schema = codecompanion.tool().schema
+  codecompanion.set_form(schema, true, true)
+  T.eq(schema["function"].parameters.strict, true, "marked as already strict for codecompanion")
+  codecompanion.set_form(schema, false, true)
+  T.eq(schema["function"].parameters.strict, nil, "normal form unmarked")
+  T.eq(schema["function"].strict, false, "function.strict off")
+end)
+
+T.test("adapter options are checked by one helper: type, value, unknown key", function()
+  T.raises(function()
+    codecompanion.tool({ strict = "always" })
+  end, '(rpiv_todo) codecompanion: strict: expected true, false or "auto"')
+  T.raises(function()
+    codecompanion.tool({ reminder = 1 })
+  end, "(rpiv_todo) codecompanion: reminder: expected a boolean")
+  T.raises(function()
+    codecompanion.tool({ sesion = "x" })
+  end, "(rpiv_todo) codecompanion: sesion: unknown option (expected session, strict, reminder)")
+  T.raises(function()
+    avante.tool("x")
+  end, "(rpiv_todo) avante: expected a table of options { session }")
+  T.raises(function()
+    acp.entries(nil, { colour = "red" })
+  end, "(rpiv_todo) acp: colour: unknown option (expected default_priority, priority)")
 end)
 
 T.test("codecompanion session option", function()

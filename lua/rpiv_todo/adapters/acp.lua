@@ -28,20 +28,25 @@ function H.state(source)
   return require("rpiv_todo.common").state_of(source, "acp")
 end
 
+H.OPTIONS = {
+  {
+    "default_priority",
+    '"high", "medium" or "low"',
+    function(v)
+      return M.PRIORITIES[v] == true
+    end,
+  },
+  {
+    "priority",
+    'a function(task) returning "high", "medium" or "low"',
+    require("rpiv_todo.adapters.options").is_function,
+  },
+}
+
 ---@param opts any
 ---@return rpiv_todo.AcpOptions
 function H.options(opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then
-    error("(rpiv_todo) acp: expected a table of options { default_priority, priority }", 0)
-  end
-  if opts.default_priority ~= nil and not M.PRIORITIES[opts.default_priority] then
-    error('(rpiv_todo) acp: default_priority: expected "high", "medium" or "low"', 0)
-  end
-  if opts.priority ~= nil and type(opts.priority) ~= "function" then
-    error('(rpiv_todo) acp: priority: expected a function(task) returning "high", "medium" or "low"', 0)
-  end
-  return opts
+  return require("rpiv_todo.adapters.options").check("acp", opts, H.OPTIONS)
 end
 
 ---The plan entries for a list: `{ content, priority, status }` per live task.

@@ -8,10 +8,23 @@
 --
 -- avante describes a tool's arguments as a list of fields ({ name, type, description,
 -- optional, choices?, items? }) and turns them into the provider's JSON Schema itself; it
--- calls `func(input, opts)` with the decoded arguments (JSON null as vim.NIL) and sends the
--- returned string to the model, or the error string as a failed tool result. avante has no
--- separate system prompt for custom tools, so the prompt snippet and the guidelines are
--- appended to the description. Plain Lua: no `vim.*` here.
+-- calls `func(input, opts)` with the decoded arguments and sends the returned string to the
+-- model, or the error string as a failed tool result. avante puts `Error: ` before that
+-- string itself (its OpenAI provider, and its tool log), so the error returned here is the
+-- message without the prefix. avante has no separate system prompt for custom tools, so
+-- the prompt snippet and the guidelines are appended to the description.
+--
+-- JSON null: the Claude and Gemini providers hand null over as vim.NIL, and
+-- `{"metadata":{"a":null}}` deletes the key as documented. avante's OpenAI provider
+-- decodes streamed arguments with its own JsonParser, which turns null into nil, so there
+-- the key is simply absent and nothing is deleted: a limit of avante (its
+-- libs/jsonparser.lua), not something this adapter can see or repair.
+--
+-- Sessions: each avante chat has its own list, named after the chat's history file
+-- (`avante:<path>`). avante's `session_ctx` lives for one request only (the sidebar makes a
+-- new one for every prompt), so it names the list only when no sidebar is there (avante.llm
+-- driven directly). End of turn: avante has no event to hook; see the README for adding
+-- `todo.reminder()` to a prompt. Plain Lua apart from those lookups, which are guarded.
 
 local M = {}
 local H = {}
@@ -33,7 +46,15 @@ H.ORDER = {
 }
 
 ---@class rpiv_todo.AvanteOptions
----@field session? string|fun(opts: table): string|nil the session a call runs in (a function receives avante's opts); nil: "default"
+---@field session? string|fun(opts: table): string|nil the session a call runs in (a function receives avante's opts); default: one per chat
+
+H.OPTIONS = {
+  { "session", "a session id string or a function returning one", require("rpiv_todo.adapters.options").is_session },
+}
+
+-- Lists of avante requests made without a sidebar, one per session context (weak keys).
+H.contexts = setmetatable({}, { __mode = "k" })
+H.context_count = 0
 
 ---@param schema table a JSON Schema property
 ---@param name string
@@ -101,28 +122,59 @@ function M.description(spec)
   return table.concat(parts, "\n")
 end
 
+---The chat of the current avante sidebar, named after its history file.
+---@return string|nil
+function H.sidebar_session()
+  local ok, avante = pcall(require, "avante")
+  if not ok or type(avante) ~= "table" or type(avante.get) ~= "function" then
+    return nil
+  end
+  local got, sidebar = pcall(avante.get, false)
+  local history = got and type(sidebar) == "table" and sidebar.chat_history or nil
+  if type(history) ~= "table" or type(history.filename) ~= "string" then
+    return nil
+  end
+  local bufnr = type(sidebar.code) == "table" and sidebar.code.bufnr or nil
+  local found, path = pcall(function()
+    return tostring(require("avante.path").history.get_filepath(bufnr, history.filename))
+  end)
+  return "avante:" .. (found and path or history.filename)
+end
+
+---The session a call runs in: the option, else the sidebar's chat, else one per session
+---context, else nil ("default").
 ---@param option any
 ---@param avante_opts any
 ---@return string|nil
 function H.session(option, avante_opts)
   if type(option) == "function" then
     return option(avante_opts)
+  elseif option ~= nil then
+    return option
   end
-  return option
+  local id = H.sidebar_session()
+  if id ~= nil then
+    return id
+  end
+  local ctx = type(avante_opts) == "table" and avante_opts.session_ctx or nil
+  if type(ctx) ~= "table" then
+    return nil
+  end
+  id = H.contexts[ctx]
+  if id == nil then
+    H.context_count = H.context_count + 1
+    id = "avante:request-" .. H.context_count
+    H.contexts[ctx] = id
+  end
+  return id
 end
 
 ---The avante custom tool. The spec is built now, from the current rpiv_todo.setup().
 ---@param opts? rpiv_todo.AvanteOptions
 ---@return table tool { name, description, param, returns, func }
 function M.tool(opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then
-    error("(rpiv_todo) avante: expected a table of options { session }", 0)
-  end
+  opts = require("rpiv_todo.adapters.options").check("avante", opts, H.OPTIONS)
   local session = opts.session
-  if session ~= nil and type(session) ~= "string" and type(session) ~= "function" then
-    error("(rpiv_todo) avante: session: expected a session id string or a function returning one", 0)
-  end
   local spec = require("rpiv_todo").tool()
   return {
     name = spec.name,
@@ -146,7 +198,8 @@ function M.tool(opts)
       local first = result.content and result.content[1]
       local text = type(first) == "table" and first.text or ""
       if result.details and result.details.error ~= nil then
-        return nil, text
+        -- avante writes its own "Error: " before it.
+        return nil, (text:gsub("^Error: ", "", 1))
       end
       return text, nil
     end,

@@ -9,18 +9,58 @@
 --     } } },
 --   })
 --
--- codecompanion sends `schema` (an OpenAI function definition) and `system_prompt` to the
--- model, calls each of `cmds` as fn(self, args, opts) with the decoded arguments (JSON
--- null as vim.NIL) and hands what they return ({ status, data }) to `output.success` or
--- `output.error`, which put the text into the chat for the model. Both output signatures
--- are handled: (self, stdout, meta) from v18 on and (self, tools, cmd, stdout) before.
--- Plain Lua: no `vim.*` here.
+-- What codecompanion does with it (checked against v17.33 and v19.22): it sends `schema`
+-- (an OpenAI function definition) and `system_prompt` to the model, calls each of `cmds` as
+-- fn(tools, args, opts) where `tools` is its Tools coordinator (runner.lua; `tools.chat` is
+-- the chat) and `args` the decoded arguments (JSON null as vim.NIL), then hands the
+-- collected output to `output.success` or `output.error`, which put the text into the chat
+-- for the model. Those lists are turn-wide in places (v19 passes every error of the turn,
+-- v17 every result), so each message carries only the last entry: the call's own result.
+-- Both output signatures are handled: (self, output, meta) from v18 on, (self, tools, cmd,
+-- output) before.
+--
+-- Sessions: each chat has its own list (`codecompanion:<chat id>`) unless `session` says
+-- otherwise. Strict mode: codecompanion's openai_responses adapter (and Copilot's
+-- responses endpoint) rewrites every tool schema into OpenAI's strict form in place,
+-- which a free-form metadata object cannot pass; with `strict = "auto"` (the default) the
+-- chat's schema is switched to rpiv_todo's own strict form whenever the chat's adapter is
+-- one of those, and back when it changes. Calls are accepted in either form. End of turn:
+-- when a turn ends with tasks left in_progress, `todo.reminder()` is added to the chat as a
+-- hidden user message, so the model reads it with the next request.
+-- The schema switching and the reminder listen to codecompanion's User events, so they
+-- run only inside Neovim; the rest is plain Lua.
 
 local M = {}
 local H = {}
 
 ---@class rpiv_todo.CodeCompanionOptions
----@field session? string|fun(self: table): string|nil the session a call runs in (a function receives the tool); nil: "default"
+---@field session? string|fun(tools: table, chat: table|nil): string|nil the session a call runs in (a function receives codecompanion's Tools coordinator and the chat); default: one per chat
+---@field strict? boolean|"auto" the strict-mode form of the schema: always, never, or when the chat's adapter forces strict mode (default "auto")
+---@field reminder? boolean add the end-of-turn reminder to the chat (default true)
+
+local options = require("rpiv_todo.adapters.options")
+
+H.OPTIONS = {
+  { "session", "a session id string or a function(tools, chat) returning one", options.is_session },
+  {
+    "strict",
+    'true, false or "auto"',
+    function(v)
+      return type(v) == "boolean" or v == "auto"
+    end,
+  },
+  { "reminder", "a boolean", options.is_boolean },
+}
+
+-- Adapters whose requests force OpenAI's strict mode on every tool (by name).
+M.STRICT_ADAPTERS = { openai_responses = true }
+
+-- The tag of the hidden reminder messages in a chat.
+M.REMINDER_TAG = "rpiv_todo_reminder"
+
+-- The schemas this module handed out, with the options they were made with (weak keys:
+-- a schema is forgotten with its chat).
+H.schemas = setmetatable({}, { __mode = "k" })
 
 ---The system prompt: the prompt snippet and the guidelines.
 ---@param spec rpiv_todo.ToolSpec
@@ -33,43 +73,115 @@ function M.system_prompt(spec)
   return table.concat(parts, "\n")
 end
 
----The text codecompanion collected from `cmds`: a list of what each returned as `data`
----(strings, or tables that carry `data`), flattened one level.
----@param out any
+---Does this codecompanion adapter force strict mode on tool schemas? openai_responses
+---does, and so does any adapter that sends to a `/responses` endpoint (Copilot's
+---responses models set that URL).
+---@param adapter any
+---@return boolean
+function M.forces_strict(adapter)
+  if type(adapter) ~= "table" then
+    return false
+  end
+  if M.STRICT_ADAPTERS[adapter.name] then
+    return true
+  end
+  return type(adapter.url) == "string" and adapter.url:find("/responses$") ~= nil
+end
+
+---Put the normal or the strict form of the parameters into a registered schema, in place
+---(codecompanion keeps a reference to it). For an adapter that forces strict mode the
+---parameters also say `strict = true`, which codecompanion reads as "already strict" and
+---leaves alone (it sends only type, properties, required and additionalProperties).
+---@param schema table the tool's `schema` ({ type = "function", ["function"] = ... })
+---@param strict boolean
+---@param forced boolean the adapter forces strict mode
+function M.set_form(schema, strict, forced)
+  local tool = require("rpiv_todo.tool")
+  local fn = schema["function"]
+  if strict then
+    fn.parameters = tool.strict_parameters()
+    if forced then
+      fn.parameters.strict = true
+    end
+  else
+    fn.parameters = tool.parameters()
+  end
+  fn.strict = strict
+end
+
+---The session id for a call or a chat.
+---@param option any the `session` option
+---@param tools table|nil codecompanion's Tools coordinator
+---@param chat table|nil
+---@return string|nil
+function H.session_id(option, tools, chat)
+  if type(option) == "function" then
+    return option(tools, chat)
+  elseif option ~= nil then
+    return option
+  end
+  if type(chat) == "table" then
+    if type(chat.id) == "number" or type(chat.id) == "string" then
+      return "codecompanion:" .. tostring(chat.id)
+    elseif type(chat.bufnr) == "number" then
+      return "codecompanion:buf" .. tostring(chat.bufnr)
+    end
+  end
+  return nil
+end
+
+---The chat a Tools coordinator belongs to.
+---@param tools any
+---@return table|nil
+function H.chat_of(tools)
+  if type(tools) == "table" and type(tools.chat) == "table" then
+    return tools.chat
+  end
+  return nil
+end
+
+---The text of one entry codecompanion collected: a string, a `{ status, data }` table, or
+---a list of lines.
+---@param item any
 ---@return string
-function H.text(out)
-  if type(out) == "string" then
-    return out
+function H.entry_text(item)
+  if type(item) == "string" then
+    return item
   end
-  if type(out) ~= "table" then
-    return ""
+  if type(item) ~= "table" then
+    return item == nil and "" or tostring(item)
   end
-  if type(out.data) == "string" then
-    return out.data
+  if item.data ~= nil then
+    return H.entry_text(item.data)
   end
   local parts = {}
-  for i = 1, #out do
-    local item = out[i]
-    if type(item) == "table" and type(item.data) ~= "string" then
-      parts[#parts + 1] = H.text(item)
-    elseif type(item) == "table" then
-      parts[#parts + 1] = item.data
-    elseif item ~= nil then
-      parts[#parts + 1] = tostring(item)
-    end
+  for i = 1, #item do
+    parts[i] = H.entry_text(item[i])
   end
   return table.concat(parts, "\n")
 end
 
+---This call's own text from what codecompanion hands to an output handler: the last
+---entry (the orchestrator appends the call's result just before calling the handler;
+---earlier entries belong to earlier calls of the turn).
+---@param out any
+---@return string
+function M.own_text(out)
+  if type(out) == "table" and out.data == nil and #out > 0 then
+    return H.entry_text(out[#out])
+  end
+  return H.entry_text(out)
+end
+
 ---Normalize both output signatures to (chat, text).
----v18+: (self, stdout, meta) with meta.tools.chat; before: (self, tools, cmd, stdout).
+---v18+: (self, output, meta) with meta.tools.chat; before: (self, tools, cmd, output).
 ---@return table|nil chat, string text
 function H.output_args(a, b, c)
-  if type(a) == "table" and a.chat ~= nil then
-    return a.chat, H.text(c)
+  if type(a) == "table" and a.chat ~= nil and c ~= nil then
+    return a.chat, M.own_text(c)
   end
   local tools = type(b) == "table" and b.tools or nil
-  return tools and tools.chat or nil, H.text(a)
+  return H.chat_of(tools), M.own_text(a)
 end
 
 ---@param self table the tool
@@ -81,43 +193,134 @@ function H.add_output(self, chat, text)
   end
 end
 
+---The chat of a chat buffer, through codecompanion's own lookup.
+---@param bufnr any
+---@return table|nil
+function H.chat(bufnr)
+  if type(bufnr) ~= "number" then
+    return nil
+  end
+  local ok, cc = pcall(require, "codecompanion")
+  if not ok or type(cc) ~= "table" or type(cc.buf_get_chat) ~= "function" then
+    return nil
+  end
+  local found, chat = pcall(cc.buf_get_chat, bufnr)
+  if found and type(chat) == "table" and chat.bufnr == bufnr then
+    return chat
+  end
+  return nil
+end
+
+---Our schemas registered in a chat, with their options.
+---@param chat table
+---@return table<table, rpiv_todo.CodeCompanionOptions>
+function H.registered(chat)
+  local found = {}
+  local registry = type(chat.tool_registry) == "table" and chat.tool_registry or nil
+  for _, schema in pairs(registry and type(registry.schemas) == "table" and registry.schemas or {}) do
+    if H.schemas[schema] ~= nil then
+      found[schema] = H.schemas[schema]
+    end
+  end
+  return found
+end
+
+---Give the chat's todo schema the form its adapter needs.
+---@param chat table
+function H.refresh(chat)
+  local forced = M.forces_strict(chat.adapter)
+  for schema, opts in pairs(H.registered(chat)) do
+    local strict = opts.strict
+    if strict == nil or strict == "auto" then
+      strict = forced
+    end
+    M.set_form(schema, strict, forced)
+  end
+end
+
+---At the end of a turn: the reminder as a hidden user message, when tasks are left
+---in_progress in the chat's list.
+---@param chat table
+function H.remind(chat)
+  for _, opts in pairs(H.registered(chat)) do
+    if opts.reminder ~= false then
+      local id = H.session_id(opts.session, chat.tools, chat)
+      local sessions = require("rpiv_todo.session")
+      if sessions.exists(id or sessions.DEFAULT_ID) then
+        local text = require("rpiv_todo").reminder(id)
+        if text ~= nil and type(chat.add_message) == "function" then
+          chat:add_message({ role = "user", content = text }, { visible = false, _meta = { tag = M.REMINDER_TAG } })
+        end
+      end
+      return
+    end
+  end
+end
+
+---Listen to codecompanion's events, once: a tool added to a chat or a change of adapter or
+---model sets the schema's form; the end of a turn adds the reminder. Inside Neovim only.
+function H.listen()
+  local vim_ = rawget(_G, "vim")
+  if H.listening or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
+    return
+  end
+  H.listening = true
+  local api = vim_.api
+  local group = api.nvim_create_augroup("rpiv_todo.codecompanion", { clear = true })
+  api.nvim_create_autocmd("User", {
+    group = group,
+    pattern = { "CodeCompanionChatToolAdded", "CodeCompanionChatAdapter", "CodeCompanionChatModel" },
+    callback = function(ev)
+      local chat = H.chat(type(ev.data) == "table" and ev.data.bufnr or nil)
+      if chat then
+        H.refresh(chat)
+      end
+    end,
+  })
+  api.nvim_create_autocmd("User", {
+    group = group,
+    pattern = "CodeCompanionChatDone",
+    callback = function(ev)
+      local chat = H.chat(type(ev.data) == "table" and ev.data.bufnr or nil)
+      if chat then
+        H.remind(chat)
+      end
+    end,
+  })
+end
+
 ---The codecompanion tool. The spec is built now, from the current rpiv_todo.setup().
 ---@param opts? rpiv_todo.CodeCompanionOptions
 ---@return table tool { name, schema, system_prompt, cmds, output }
 function M.tool(opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then
-    error("(rpiv_todo) codecompanion: expected a table of options { session }", 0)
-  end
-  local session = opts.session
-  if session ~= nil and type(session) ~= "string" and type(session) ~= "function" then
-    error("(rpiv_todo) codecompanion: session: expected a session id string or a function returning one", 0)
-  end
+  opts = options.check("codecompanion", opts, H.OPTIONS)
   local spec = require("rpiv_todo").tool()
+  local tool = require("rpiv_todo.tool")
+  local schema = {
+    type = "function",
+    ["function"] = {
+      name = spec.name,
+      description = spec.description,
+      parameters = spec.parameters,
+      strict = false,
+    },
+  }
+  if opts.strict == true then
+    M.set_form(schema, true, false)
+  end
+  H.schemas[schema] = opts
+  H.listen()
   return {
     name = spec.name,
-    schema = {
-      type = "function",
-      ["function"] = {
-        name = spec.name,
-        description = spec.description,
-        parameters = spec.parameters,
-        -- Strict mode wants every property required and no free-form objects; the
-        -- tool's optional fields and free-form metadata are neither.
-        strict = false,
-      },
-    },
+    schema = schema,
     system_prompt = M.system_prompt(spec),
     cmds = {
-      ---@param self table the tool
-      ---@param args table|string the decoded arguments (JSON text also works)
+      ---@param tools table codecompanion's Tools coordinator (`tools.chat` is the chat)
+      ---@param args table|string the decoded arguments, normal or strict form (JSON text also works)
       ---@return { status: "success"|"error", data: string }
-      function(self, args, _)
-        local id = session
-        if type(id) == "function" then
-          id = id(self)
-        end
-        local result = spec.execute(args, { session = id })
+      function(tools, args, _)
+        local id = H.session_id(opts.session, tools, H.chat_of(tools))
+        local result = tool.execute_strict(args, { session = id })
         local first = result.content and result.content[1]
         local text = type(first) == "table" and first.text or ""
         if result.details and result.details.error ~= nil then
