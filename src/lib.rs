@@ -72,3 +72,8 @@ pub const FLAVOUR: &str = if cfg!(feature = "luajit") {
 
 /// The embedded Lua scripts: (module name, source).
 const SCRIPTS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
+
+// The README's Rust example (the complete host `main.rs`) compiles and runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
