@@ -3,25 +3,32 @@
 -- It defines :Todos and :TodosToggle, which load the editor front end
 -- (lua/rpiv_todo/nvim.lua, and with it the native core) on first use, and registers one
 -- small listener on the session layer: on the first tool call of any session it attaches
--- the front end (overlay window, autocmds, highlight groups, collapse key) and then
--- removes itself. Nothing native is loaded until then, so a missing build only shows up
--- when the tool is used. rpiv_todo.session is plain Lua and loads no native code.
+-- the front end (panel, autocmds, highlight groups, collapse key), hands it that first
+-- event (so the panel shows that call's session) and removes itself. Nothing native is
+-- loaded until then, so a missing build only shows up when the tool is used.
+-- rpiv_todo.session is plain Lua and loads no native code.
 
 if vim.g.loaded_rpiv_todo == 1 then
   return
 end
 vim.g.loaded_rpiv_todo = 1
 
-vim.api.nvim_create_user_command("Todos", function()
-  require("rpiv_todo.nvim").todos()
-end, { nargs = 0, desc = "rpiv_todo: show the foreground session's todo list" })
+vim.api.nvim_create_user_command("Todos", function(opts)
+  require("rpiv_todo.nvim.commands").run(opts.args)
+end, {
+  nargs = "*",
+  complete = function(arglead, cmdline, pos)
+    return require("rpiv_todo.nvim.commands").complete(arglead, cmdline, pos)
+  end,
+  desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
+})
 
 vim.api.nvim_create_user_command("TodosToggle", function()
-  require("rpiv_todo.nvim").toggle()
-end, { nargs = 0, desc = "rpiv_todo: collapse or expand the todo overlay" })
+  require("rpiv_todo.nvim").toggle_command()
+end, { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" })
 
 local done, stop = false, nil
-stop = require("rpiv_todo.session").listen(function()
+stop = require("rpiv_todo.session").listen(function(event, id)
   if done then
     return
   end
@@ -31,7 +38,10 @@ stop = require("rpiv_todo.session").listen(function()
   vim.schedule(stop)
   local nv = require("rpiv_todo.nvim")
   -- attach() adds the front end's own listeners; they start with the next event, so
-  -- this one is handed over by hand (a repaint covers every kind of event).
+  -- this one is handed over by hand.
+  local attached = nv.attached()
   nv.attach()
-  nv.refresh()
+  if not attached then
+    nv.session_event(event, id)
+  end
 end)

@@ -24,8 +24,18 @@ function H.api()
   }
 end
 
--- The build step, as the README and :help rpiv_todo give it.
-H.BUILD = "scripts/build-module.sh luajit (in the plugin's directory; needs cargo)"
+-- The build step, as the README and :help rpiv_todo give it, run in this plugin's folder
+-- (the one holding this file's lua/rpiv_todo/).
+function H.build_command()
+  local source = debug.getinfo(1, "S").source or ""
+  local path = source:sub(1, 1) == "@" and vim.fn.fnamemodify(source:sub(2), ":p") or ""
+  local root = path:match("^(.*)/lua/rpiv_todo/health%.lua$")
+  if root == nil then
+    return "scripts/build-module.sh luajit (in the plugin's folder; needs cargo)"
+  end
+  return "cd " .. vim.fn.shellescape(root) .. " && scripts/build-module.sh luajit (needs cargo)"
+end
+H.BUILD = H.build_command()
 
 ---@param value any
 ---@return string

@@ -67,6 +67,23 @@ function H.fail(key, expected)
   error("(rpiv_todo) " .. key .. ": " .. expected, 0)
 end
 
+---`, got <type> <value>`: what an error message adds after what it expected.
+---@param value any
+---@return string
+function H.got(value)
+  local kind = type(value)
+  if kind == "string" then
+    return ", got string " .. string.format("%q", value)
+  elseif kind == "number" or kind == "boolean" then
+    return ", got " .. kind .. " " .. tostring(value)
+  end
+  return ", got " .. kind
+end
+
+-- Functions called after every successful setup() with the new config (front ends that
+-- repaint at once: a new locale, collapse key or layout). See M.on_setup.
+H.setup_listeners = {}
+
 ---The overlay module (loaded on demand: it is only needed by setup and the UI).
 ---@return table
 function H.overlay()
@@ -162,7 +179,7 @@ function M.setup(opts)
   local lines = opts.max_widget_lines
   if lines ~= nil then
     if type(lines) ~= "number" or lines ~= math.floor(lines) or lines < 3 or lines == math.huge then
-      H.fail("max_widget_lines", "expected an integer >= 3")
+      H.fail("max_widget_lines", "expected an integer >= 3" .. H.got(lines))
     end
     config.max_widget_lines = lines
   end
@@ -176,7 +193,7 @@ function M.setup(opts)
     if normalized == nil then
       H.fail(
         "collapse_key",
-        'expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. "ctrl+shift+t", or "off"'
+        'expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. "ctrl+shift+t", or "off"' .. H.got(key)
       )
     end
     config.collapse_key = normalized
@@ -190,7 +207,7 @@ function M.setup(opts)
   local locale = opts.locale
   if locale ~= nil then
     if type(locale) ~= "string" then
-      H.fail("locale", 'expected a locale code string such as "de" or "pt-BR"')
+      H.fail("locale", 'expected a locale code string such as "de" or "pt-BR"' .. H.got(locale))
     end
     local ok, err = pcall(require("rpiv_todo.i18n").set_locale, locale)
     if not ok then
@@ -210,7 +227,29 @@ function M.setup(opts)
   -- configure() skips nil values; an absent theme or layout means the default again.
   overlay.config.theme = theme
   overlay.config.layout = layout
+  for _, fn in ipairs(H.setup_listeners) do
+    fn(M.config)
+  end
   return M
+end
+
+---Call `fn(config)` after every successful setup() (a UI repaints with the new locale,
+---key or layout at once). Returns a function that removes it.
+---@param fn fun(config: rpiv_todo.Config)
+---@return fun() remove
+function M.on_setup(fn)
+  if type(fn) ~= "function" then
+    error("(rpiv_todo) on_setup: expected a function" .. H.got(fn), 0)
+  end
+  local listeners = H.setup_listeners
+  listeners[#listeners + 1] = fn
+  return function()
+    for i = #listeners, 1, -1 do
+      if listeners[i] == fn then
+        table.remove(listeners, i)
+      end
+    end
+  end
 end
 
 ---The tool spec to register with the host's LLM: name, label, description, parameters,

@@ -1,4 +1,5 @@
--- rpiv_todo.nvim: the Neovim front end (all `vim.*` glue lives here and in health.lua).
+-- rpiv_todo.nvim: the Neovim front end (all `vim.*` glue lives here, in rpiv_todo/nvim/
+-- and in health.lua).
 --
 --   require("rpiv_todo").setup({})            -- the tool's own options
 --   require("rpiv_todo.nvim").setup({})       -- optional: editor options (below)
@@ -6,16 +7,18 @@
 --   nv.execute({ action = "create", subject = "Write the parser" }, { session = "chat-1" })
 --   nv.turn_started()                         -- a new agent turn: completed tasks fall away
 --   nv.replay("chat-1", messages)             -- rebuild a session from the host's history
---   nv.foreground("chat-1")                   -- the session the overlay shows
+--   nv.foreground("chat-1")                   -- pin the session the panel shows
+--   nv.foreground(nil)                        -- follow the latest tool call again (default)
 --
--- What it does once attached (`M.attach()`, called by every function here, and by
--- plugin/rpiv_todo.lua on the first tool call of any session):
---   * a floating window above the bottom edge of the target window (default: the current
---     window) shows the foreground session's list, painted with `RpivTodo*` highlight
---     groups; it never takes focus, is resized to its lines, hidden when nothing is
---     visible, and repainted after each tool call, on VimResized and on ColorScheme;
---   * :Todos (the /todos text through vim.notify) and :TodosToggle (collapse/expand);
---     the configured collapse_key is mapped to the toggle in normal and insert mode.
+-- Once attached (`M.attach()`, called by every function here, and by plugin/rpiv_todo.lua
+-- on the first tool call of any session):
+--   * the panel (rpiv_todo.nvim.panel), a floating window over the current window that
+--     shows the foreground session's list: by default the session of the most recent
+--     tool call; it moves with the windows, out of the cursor's way, hides where it does
+--     not belong, and repaints after each tool call, each setup() and locale change;
+--   * the RpivTodo* highlight groups (rpiv_todo.nvim.highlights);
+--   * :Todos (the list window, and the user's own edits) and :TodosToggle
+--     (rpiv_todo.nvim.commands); the collapse_key is mapped to the toggle.
 -- Painting never raises into a tool call: a failure is reported once through vim.notify.
 
 local M = {}
@@ -26,60 +29,219 @@ local H = {}
 -- ---------------------------------------------------------------------------
 
 ---@class rpiv_todo.NvimOptions
----@field win? integer|fun(): integer window the overlay sits above; nil: the current window at paint time
+---@field win? integer|fun(): integer window the panel sits over; nil: the current window at paint time
+---@field position? "bottom-right"|"top-right"|"bottom-left"|"top-left"|"bottom"|"top" corner or edge of that window
+---@field border? string|table a border for nvim_open_win ("none", "single", "rounded", ...)
+---@field winblend? integer 0-100, transparency of the panel
+---@field max_width? integer|number|nil columns, or a fraction of the window (0 < x <= 1); nil: the window's width
+---@field padding? integer blank columns left and right of the text
+---@field avoid_cursor? boolean move out of the way of the cursor line
+---@field exclude? table|fun(win: integer, buf: integer): boolean windows the panel does not sit over
 ---@field zindex? integer stacking order of the floating window
 ---@field map_collapse_key? boolean map rpiv_todo's collapse_key to :TodosToggle
----@field notify_title? string title passed to vim.notify by :Todos
+---@field notify_title? string title passed to vim.notify
 
 M.defaults = {
-  -- The window whose bottom edge the overlay sits on: a window id, a function returning
-  -- one, or nil for the current window at each paint.
+  -- The window the panel sits over: a window id, a function returning one, or nil for
+  -- the current window at each paint (an excluded one keeps the panel where it was).
   win = nil,
+  -- The corner (or the middle of the edge) the panel takes. The right-hand side covers
+  -- the least: code and prose are left-aligned, so the end of most lines is empty there;
+  -- the bottom keeps the top of the window (where one reads from) clear. When the cursor
+  -- line comes under the panel it moves to the other edge.
+  position = "bottom-right",
+  -- "none", or any border nvim_open_win takes ("single", "rounded", a list of chars).
+  border = "none",
+  -- 0 (opaque) to 100 (invisible); with a transparent panel the text under it shows.
+  winblend = 0,
+  -- The widest the panel gets: columns, or a fraction of the window (0.5 = half); nil:
+  -- the window's width. Longer rows are cut with an ellipsis.
+  max_width = nil,
+  -- Blank columns on each side of the text, so it does not touch the text beside it.
+  padding = 1,
+  -- Move out of the cursor's way (the panel never covers the line being edited).
+  avoid_cursor = true,
+  -- Windows the panel never sits over (it stays where it was, or takes the largest
+  -- other window): a table { filetypes = {...}, buftypes = {...} }, or a function
+  -- (win, buf) returning true to skip one. Floating windows are always skipped.
+  exclude = {
+    filetypes = {
+      "help",
+      "checkhealth",
+      "qf",
+      "codecompanion",
+      "Avante",
+      "AvanteInput",
+      "AvanteSelectedFiles",
+      "AvanteTodos",
+      "TelescopePrompt",
+      "lazy",
+      "mason",
+      "rpiv_todo",
+    },
+    buftypes = { "help", "quickfix", "prompt" },
+  },
   -- Above ordinary floats (50) so a chat window does not cover the list.
   zindex = 60,
   -- Map the tool's collapse_key (e.g. ctrl+shift+t -> <C-S-t>) to the toggle. Keys that
   -- type a character without a modifier are never mapped: they would shadow editing.
   map_collapse_key = true,
-  -- The title :Todos gives vim.notify (used by notification plugins).
+  -- The title of the notifications (used by notification plugins).
   notify_title = "Todos",
 }
 
-M.config = {}
-for k, v in pairs(M.defaults) do
-  M.config[k] = v
+H.POSITIONS = {
+  ["bottom-right"] = true,
+  ["top-right"] = true,
+  ["bottom-left"] = true,
+  ["top-left"] = true,
+  bottom = true,
+  top = true,
+}
+
+---`got <type> <value>`, what an error message adds after what it expected.
+---@param value any
+---@return string
+function M.got(value)
+  local kind = type(value)
+  if kind == "string" then
+    return "got string " .. string.format("%q", value)
+  elseif kind == "number" or kind == "boolean" then
+    return "got " .. kind .. " " .. tostring(value)
+  end
+  return "got " .. kind
 end
 
--- Highlight groups and the standard groups they link to by default. A colorscheme (or
--- the user) may define any of them; `default` links never override a definition.
-M.highlights = {
-  RpivTodoAccent = "Special",
-  RpivTodoDim = "NonText",
-  RpivTodoMuted = "Comment",
-  RpivTodoText = "NormalFloat",
-  RpivTodoWarning = "DiagnosticWarn",
-  RpivTodoSuccess = "String",
-  RpivTodoError = "DiagnosticError",
-  RpivTodoToolTitle = "Title",
-  RpivTodoNormal = "NormalFloat", -- the window's background
-}
--- Attribute-only groups layered over the color groups for bold and struck-through text.
-M.attribute_highlights = {
-  RpivTodoBold = "gui=bold cterm=bold",
-  RpivTodoStrikethrough = "gui=strikethrough cterm=strikethrough",
+---@param v any
+---@return boolean
+function H.is_int(v)
+  return type(v) == "number" and v == math.floor(v) and v > -math.huge and v < math.huge
+end
+
+-- Checks of each option: a function returning nil when the value is fine, or what was
+-- expected. Other front-end files register theirs with M.register_option.
+H.checks = {
+  win = function(v)
+    if v ~= nil and type(v) ~= "function" and not H.is_int(v) then
+      return "expected a window id, a function returning one, or nil for the current window"
+    end
+  end,
+  position = function(v)
+    if type(v) ~= "string" or not H.POSITIONS[v] then
+      return 'expected "bottom-right", "top-right", "bottom-left", "top-left", "bottom" or "top"'
+    end
+  end,
+  border = function(v)
+    if type(v) ~= "string" and type(v) ~= "table" then
+      return 'expected a border name ("none", "single", "rounded", ...) or a list of characters'
+    end
+  end,
+  winblend = function(v)
+    if not H.is_int(v) or v < 0 or v > 100 then
+      return "expected an integer from 0 to 100"
+    end
+  end,
+  max_width = function(v)
+    if v ~= nil and (type(v) ~= "number" or v <= 0 or v ~= v or v == math.huge or (v > 1 and not H.is_int(v))) then
+      return "expected a number of columns, a fraction of the window (0 < x <= 1), or nil"
+    end
+  end,
+  padding = function(v)
+    if not H.is_int(v) or v < 0 or v > 8 then
+      return "expected an integer from 0 to 8"
+    end
+  end,
+  avoid_cursor = function(v)
+    if type(v) ~= "boolean" then
+      return "expected a boolean"
+    end
+  end,
+  exclude = function(v)
+    if type(v) == "function" then
+      return nil
+    end
+    if type(v) ~= "table" then
+      return "expected { filetypes = {...}, buftypes = {...} } or a function(win, buf) returning true to skip"
+    end
+    for k, list in pairs(v) do
+      if k ~= "filetypes" and k ~= "buftypes" then
+        return "expected only the keys filetypes and buftypes, got " .. tostring(k)
+      end
+      if type(list) ~= "table" then
+        return k .. ": expected a list of strings, " .. M.got(list)
+      end
+      for _, item in ipairs(list) do
+        if type(item) ~= "string" then
+          return k .. ": expected a list of strings, " .. M.got(item)
+        end
+      end
+    end
+  end,
+  zindex = function(v)
+    if not H.is_int(v) or v < 1 then
+      return "expected an integer >= 1"
+    end
+  end,
+  map_collapse_key = function(v)
+    if type(v) ~= "boolean" then
+      return "expected a boolean"
+    end
+  end,
+  notify_title = function(v)
+    if type(v) ~= "string" then
+      return "expected a string"
+    end
+  end,
 }
 
-H.ns = vim.api.nvim_create_namespace("rpiv_todo")
-H.augroup = "RpivTodo"
+---Add an option of the editor front end (for other front-end files, before setup).
+---@param name string
+---@param default any
+---@param check fun(value: any): string|nil nil when fine, else what was expected
+function M.register_option(name, default, check)
+  M.defaults[name] = default
+  H.checks[name] = check
+  if M.config[name] == nil then
+    M.config[name] = default
+  end
+end
+
+---@param v any
+---@return any
+function H.copy(v)
+  if type(v) ~= "table" then
+    return v
+  end
+  local out = {}
+  for k, x in pairs(v) do
+    out[k] = H.copy(x)
+  end
+  return out
+end
+
+M.config = {}
+for k, v in pairs(M.defaults) do
+  M.config[k] = H.copy(v)
+end
+
 H.attached = false
-H.buf = nil -- scratch buffer of the overlay
-H.win = nil -- the floating window, nil while hidden
 H.ov = nil -- the live overlay (rpiv_todo.overlay.new)
 H.mapped = nil -- { lhs = string, modes = string[] } of the collapse key mapping
 H.reported = false -- a paint failure was already reported
+H.pinned = nil -- the session the host pinned; nil: follow the latest tool call
+H.last_call = nil -- the session of the latest tool call
+H.switching = false -- this module is moving the foreground (not a host pin)
+H.user_hidden = false -- :Todos hide
+H.last_edit = nil -- data of the latest RpivTodoUserEdit
 
 ---@return table
 function H.todo()
   return require("rpiv_todo")
+end
+
+---@return table
+function H.session()
+  return require("rpiv_todo.session")
 end
 
 ---@param key string
@@ -89,7 +251,8 @@ function H.fail(key, expected)
 end
 
 ---Configure the editor front end. Strict like rpiv_todo.setup: a wrong type or an unknown
----key raises `(rpiv_todo) nvim.<key>: <what was expected>` and changes nothing.
+---key raises `(rpiv_todo) nvim.<key>: <what was expected>, got <what came>` and changes
+---nothing. Absent keys take their defaults.
 ---@param opts? rpiv_todo.NvimOptions
 ---@return table the module
 function M.setup(opts)
@@ -97,30 +260,32 @@ function M.setup(opts)
     opts = {}
   end
   if type(opts) ~= "table" then
-    H.fail("setup", "expected a table of options")
+    H.fail("setup", "expected a table of options, " .. M.got(opts))
   end
+  local names = {}
+  for k in pairs(H.checks) do
+    names[#names + 1] = k
+  end
+  table.sort(names)
   for k in pairs(opts) do
-    if M.defaults[k] == nil and k ~= "win" then
-      H.fail(tostring(k), "unknown option (expected win, zindex, map_collapse_key, notify_title)")
+    if H.checks[k] == nil then
+      H.fail(tostring(k), "unknown option (expected " .. table.concat(names, ", ") .. ")")
     end
   end
-  local win = opts.win
-  if win ~= nil and type(win) ~= "function" and (type(win) ~= "number" or win ~= math.floor(win)) then
-    H.fail("win", "expected a window id, a function returning one, or nil for the current window")
+  for _, k in ipairs(names) do
+    local v = opts[k]
+    if v ~= nil or k == "win" or k == "max_width" then
+      local problem = H.checks[k](v)
+      if problem ~= nil then
+        H.fail(k, problem .. ", " .. M.got(v))
+      end
+    end
   end
-  local zindex = opts.zindex
-  if zindex ~= nil and (type(zindex) ~= "number" or zindex ~= math.floor(zindex) or zindex < 1) then
-    H.fail("zindex", "expected an integer >= 1")
+  for k in pairs(M.config) do
+    M.config[k] = nil
   end
-  if opts.map_collapse_key ~= nil and type(opts.map_collapse_key) ~= "boolean" then
-    H.fail("map_collapse_key", "expected a boolean")
-  end
-  if opts.notify_title ~= nil and type(opts.notify_title) ~= "string" then
-    H.fail("notify_title", "expected a string")
-  end
-  M.config.win = nil
   for k, v in pairs(M.defaults) do
-    M.config[k] = v
+    M.config[k] = H.copy(v)
   end
   for k, v in pairs(opts) do
     M.config[k] = v
@@ -135,24 +300,38 @@ end
 -- Attaching: listeners, autocmds, highlights, commands
 -- ---------------------------------------------------------------------------
 
----Define the highlight groups as `default` links (a colorscheme's own definitions win).
+---The layout the editor renders with: no spacer line (the float has no border to keep
+---off), and the collapsed hint in the editor's own terms (`<C-S-t> to expand`, or
+---`:TodosToggle to expand` when no key is mapped), through the user's collapsed_hint.
+H.layout = {
+  spacer = function()
+    return nil
+  end,
+  collapsed_hint = function(ctx)
+    local overlay = H.todo().overlay
+    if H.user_layout_for ~= overlay.config.layout or H.user_layout == nil then
+      H.user_layout = overlay.resolve_layout(overlay.config.layout)
+      H.user_layout_for = overlay.config.layout
+    end
+    local view = setmetatable({ collapse_key = M.hint_key() }, { __index = ctx })
+    return H.user_layout.collapsed_hint(view)
+  end,
+}
+
+---What the collapsed hint names: the mapped key in Neovim notation, or the command.
+---@return string
+function M.hint_key()
+  return M.mapped_key() or ":TodosToggle"
+end
+
+---Define the highlight groups (a colorscheme's or the user's own definitions win).
 function M.define_highlights()
-  for group, target in pairs(M.highlights) do
-    vim.cmd("highlight default link " .. group .. " " .. target)
-  end
-  for group, attrs in pairs(M.attribute_highlights) do
-    vim.cmd("highlight default " .. group .. " " .. attrs)
-  end
+  require("rpiv_todo.nvim.highlights").define()
 end
 
 ---Create :Todos and :TodosToggle (plugin/rpiv_todo.lua creates the same ones lazily).
 function M.create_commands()
-  vim.api.nvim_create_user_command("Todos", function()
-    M.todos()
-  end, { nargs = 0, desc = "rpiv_todo: show the foreground session's todo list" })
-  vim.api.nvim_create_user_command("TodosToggle", function()
-    M.toggle()
-  end, { nargs = 0, desc = "rpiv_todo: collapse or expand the todo overlay" })
+  require("rpiv_todo.nvim.commands").create()
 end
 
 ---Wire the front end into the editor. Idempotent; every other function calls it.
@@ -163,62 +342,130 @@ function M.attach()
   end
   H.attached = true
   local todo = H.todo()
-  H.ov = todo.overlay.new({ theme = "segments" })
+  H.ov = todo.overlay.new({ theme = "segments", layout = H.layout })
   -- The live overlay forgets what it showed when the foreground list is rebuilt; then
   -- this front end repaints (listeners run in the order they were added).
   H.detach_overlay = todo.attach_overlay(H.ov)
-  H.detach_listener = todo.listen(H.on_event)
+  H.detach_listener = todo.listen(M.session_event)
+  if type(todo.on_setup) == "function" then
+    H.detach_setup = todo.on_setup(H.on_setup)
+  end
   H.use_editor_locale()
   M.define_highlights()
   M.create_commands()
   local group = vim.api.nvim_create_augroup(H.augroup, { clear = true })
-  vim.api.nvim_create_autocmd("VimResized", { group = group, callback = H.request_paint })
-  -- The float lives in one tab page; follow the user to the one they enter.
-  vim.api.nvim_create_autocmd("TabEnter", { group = group, callback = H.request_paint })
-  vim.api.nvim_create_autocmd("ColorScheme", {
+  local function au(events, callback)
+    vim.api.nvim_create_autocmd(events, { group = group, callback = callback })
+  end
+  -- Re-anchor when windows come, go, change size or show another buffer. WinResized is
+  -- 0.9+; before it, WinScrolled fires on a size change too (and VimResized for the
+  -- whole editor).
+  local events = { "VimResized", "TabEnter", "WinEnter", "BufWinEnter", "FileType" }
+  if vim.fn.exists("##WinResized") == 1 then
+    events[#events + 1] = "WinResized"
+  end
+  au(events, H.request_paint)
+  au("WinScrolled", function()
+    if require("rpiv_todo.nvim.panel").needs_move() then
+      H.request_paint()
+    end
+  end)
+  -- Out of the cursor's way: only when the cursor reaches the panel, or its preferred
+  -- place is free again.
+  au({ "CursorMoved", "CursorMovedI" }, function()
+    if require("rpiv_todo.nvim.panel").needs_move() then
+      H.request_paint()
+    end
+  end)
+  au("ColorScheme", function()
+    M.define_highlights()
+    H.request_paint()
+  end)
+  vim.api.nvim_create_autocmd("OptionSet", {
     group = group,
+    pattern = { "background", "termguicolors" },
     callback = function()
       M.define_highlights()
       H.request_paint()
     end,
   })
-  vim.api.nvim_create_autocmd("WinClosed", {
-    group = group,
-    callback = function(args)
-      local closed = tonumber(args.match)
-      if closed ~= nil and closed == H.win then
-        H.win = nil -- closed by someone else (:only, :fclose); shown again on next paint
-      elseif closed ~= nil and closed == H.anchor then
-        vim.schedule(H.request_paint) -- the float went with its window: re-anchor
-      end
-    end,
-  })
+  au("WinClosed", function(args)
+    local closed = tonumber(args.match)
+    if closed ~= nil and require("rpiv_todo.nvim.panel").on_win_closed(closed) then
+      vim.schedule(H.request_paint) -- the window is gone only after this event
+    elseif closed ~= nil then
+      vim.schedule(H.request_paint)
+    end
+  end)
+  -- `:language messages xx` has no event of its own: look again once a command line
+  -- has run, and when the editor gets the focus back.
+  au({ "CmdlineLeave", "FocusGained" }, function()
+    vim.schedule(H.check_locale)
+  end)
   H.sync_mapping()
   return M
 end
 
----Undo `attach()`: close the window, drop listeners, autocmds and the key mapping.
+H.augroup = "RpivTodo"
+
+---Is the front end attached?
+---@return boolean
+function M.attached()
+  return H.attached
+end
+
+---Undo `attach()`: close the windows, drop listeners, autocmds and the key mapping.
 function M.detach()
   if not H.attached then
     return
   end
   H.attached = false
-  H.hide()
-  if H.detach_overlay then
-    H.detach_overlay()
-  end
-  if H.detach_listener then
-    H.detach_listener()
+  require("rpiv_todo.nvim.panel").hide()
+  require("rpiv_todo.nvim.listwin").close()
+  for _, name in ipairs({ "detach_overlay", "detach_listener", "detach_setup" }) do
+    if H[name] then
+      H[name]()
+      H[name] = nil
+    end
   end
   pcall(vim.api.nvim_del_augroup_by_name, H.augroup)
   H.unmap()
+  H.pinned, H.last_call, H.user_hidden = nil, nil, false
 end
 
----Session events: repaint when the foreground session changed in any way.
----@param event string
+---Session events (also handed over by plugin/rpiv_todo.lua for the first call). While
+---no session is pinned, a tool call brings its session to the foreground.
+---@param event string "executed" | "replayed" | "shutdown" | "foreground"
 ---@param id string
-function H.on_event(event, id)
-  if event == "foreground" or id == require("rpiv_todo.session").foreground_id() then
+function M.session_event(event, id)
+  local session = H.session()
+  if event == "executed" then
+    H.last_call = id
+    if H.pinned == nil and id ~= session.foreground_id() then
+      H.switching = true
+      local ok, err = pcall(session.foreground, id)
+      H.switching = false
+      if not ok then
+        error(err, 0)
+      end
+    end
+  elseif event == "foreground" and not H.switching then
+    H.pinned = id -- a host chose it through require("rpiv_todo").foreground(id)
+  end
+  if event == "foreground" or id == session.foreground_id() then
+    H.request_paint()
+  end
+end
+
+---A setup() of the tool (locale, collapse key, layout, max_widget_lines): repaint now.
+function H.on_setup()
+  pcall(H.sync_mapping)
+  H.request_paint()
+end
+
+---Look at v:lang again; repaint when the locale changed.
+function H.check_locale()
+  if H.attached and H.use_editor_locale() then
     H.request_paint()
   end
 end
@@ -229,8 +476,9 @@ end
 -- the POSIX variables. When it is "C", "POSIX" or "C.<codeset>" the environment decides:
 -- Neovim 0.10+ reports "C" when $LANG names a locale that is not installed, yet $LANG
 -- still says which language the person reads (and `:language messages C` itself sets
--- $LC_MESSAGES=C, which the chain then reads). Checked before each paint and :Todos, so
--- a `:language messages` at run time reaches the next render; only a change re-resolves.
+-- $LC_MESSAGES=C, which the chain then reads). Checked before each paint and :Todos, and
+-- after each command line (CmdlineLeave), so a `:language messages` typed at run time
+-- repaints at once; only a change re-resolves. Returns true when the inputs changed.
 H.LOCALE_ENV = { "RPIV_TODO_LOCALE", "XDG_CONFIG_HOME", "HOME", "LC_ALL", "LC_MESSAGES", "LANG" }
 H.locale_inputs = nil -- v:lang and the variables above, as last handed to the chain
 
@@ -245,7 +493,7 @@ function H.use_editor_locale()
   end
   local key = table.concat(inputs, "\0")
   if key == H.locale_inputs then
-    return
+    return false
   end
   H.locale_inputs = key
   local i18n = require("rpiv_todo.i18n")
@@ -255,10 +503,11 @@ function H.use_editor_locale()
   else
     pcall(i18n.set_env, { LC_ALL = false, LC_MESSAGES = lang })
   end
+  return true
 end
 
 ---Hand Neovim's message locale (v:lang) to the locale chain now; rpiv_todo.locale() then
----answers as the overlay and :Todos will. Called before every paint and :Todos.
+---answers as the panel and :Todos will. Called before every paint and :Todos.
 ---@return string locale the active locale code
 function M.use_editor_locale()
   H.use_editor_locale()
@@ -372,139 +621,26 @@ end
 -- Painting
 -- ---------------------------------------------------------------------------
 
----@return integer|nil
-function H.target_win()
-  local win = M.config.win
-  if type(win) == "function" then
-    local ok, w = pcall(win)
-    win = ok and w or nil
-  end
-  if win == nil or win == 0 then
-    win = vim.api.nvim_get_current_win()
-  end
-  if type(win) ~= "number" or not vim.api.nvim_win_is_valid(win) or win == H.win then
-    return nil
-  end
-  return win
-end
-
----Plain text and highlight ranges of one segments line.
----@param line table list of { text, group, bold?, strikethrough? }
----@return string text
----@return table[] ranges { group, start_col, end_col } in bytes
-function H.flatten(line)
-  local parts, ranges, col = {}, {}, 0
-  for i = 1, #line do
-    local seg = line[i]
-    local text = seg[1]
-    parts[#parts + 1] = text
-    local stop = col + #text
-    if seg[2] then
-      ranges[#ranges + 1] = { seg[2], col, stop }
-    end
-    if seg.bold then
-      ranges[#ranges + 1] = { "RpivTodoBold", col, stop }
-    end
-    if seg.strikethrough then
-      ranges[#ranges + 1] = { "RpivTodoStrikethrough", col, stop }
-    end
-    col = stop
-  end
-  return table.concat(parts), ranges
-end
-
--- nvim_set_option_value takes win/buf from 0.8 on; the older per-kind setters are
--- deprecated since 0.10 but are what 0.7 has.
-function H.set_option(handle, kind, name, value)
-  if vim.fn.has("nvim-0.8") == 1 then
-    vim.api.nvim_set_option_value(name, value, { [kind] = handle })
-  elseif kind == "win" then
-    vim.api.nvim_win_set_option(handle, name, value)
-  else
-    vim.api.nvim_buf_set_option(handle, name, value)
-  end
-end
-
-function H.ensure_buf()
-  if H.buf == nil or not vim.api.nvim_buf_is_valid(H.buf) then
-    H.buf = vim.api.nvim_create_buf(false, true)
-    H.set_option(H.buf, "buf", "bufhidden", "hide")
-  end
-  return H.buf
-end
-
-function H.hide()
-  local win = H.win
-  H.win, H.anchor = nil, nil
-  if win ~= nil and vim.api.nvim_win_is_valid(win) then
-    vim.api.nvim_win_close(win, true)
-  end
-end
-
----Repaint now: render the foreground list into the float (or hide it).
+---Repaint now: the panel over its window (or hidden), and the list window if open.
 function H.paint()
   if not H.attached then
     return
   end
   H.sync_mapping()
   H.use_editor_locale()
-  local target = H.target_win()
-  local state = require("rpiv_todo.session").foreground():state()
-  if target == nil then
-    H.hide()
-    return
+  local panel = require("rpiv_todo.nvim.panel")
+  if H.user_hidden then
+    panel.hide()
+  else
+    panel.paint({ config = M.config, ov = H.ov, state = H.session().foreground() })
   end
-  local width = vim.api.nvim_win_get_width(target)
-  local lines = H.ov:render(state, width)
-  if #lines == 0 then
-    H.hide()
-    return
-  end
-  local texts, ranges = {}, {}
-  local float_width = 1
-  for i = 1, #lines do
-    texts[i], ranges[i] = H.flatten(lines[i])
-    float_width = math.max(float_width, vim.fn.strdisplaywidth(texts[i]))
-  end
-  float_width = math.min(float_width, width)
-  local buf = H.ensure_buf()
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, texts)
-  vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
-  for i = 1, #ranges do
-    for _, r in ipairs(ranges[i]) do
-      -- Extmark highlights combine, so bold and strikethrough layer over the color.
-      vim.api.nvim_buf_set_extmark(buf, H.ns, i - 1, r[2], { end_col = r[3], hl_group = r[1] })
+  local listwin = require("rpiv_todo.nvim.listwin")
+  if listwin.window() then
+    local lines, title = H.list_text()
+    if lines then
+      listwin.update(lines, title)
     end
   end
-  local height = vim.api.nvim_win_get_height(target)
-  local config = {
-    relative = "win",
-    win = target,
-    anchor = "SW",
-    row = height,
-    col = 0,
-    width = float_width,
-    height = math.max(1, math.min(#texts, height)),
-    focusable = false,
-    zindex = M.config.zindex,
-  }
-  if
-    H.win ~= nil
-    and vim.api.nvim_win_is_valid(H.win)
-    and vim.api.nvim_win_get_tabpage(H.win) ~= vim.api.nvim_win_get_tabpage(target)
-  then
-    H.hide() -- a float cannot move to another tab page: open a new one there
-  end
-  if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
-    vim.api.nvim_win_set_config(H.win, config)
-  else
-    config.style = "minimal"
-    config.noautocmd = true
-    H.win = vim.api.nvim_open_win(buf, false, config)
-    H.set_option(H.win, "win", "winhighlight", "Normal:RpivTodoNormal")
-    H.set_option(H.win, "win", "wrap", false)
-  end
-  H.anchor = target
 end
 
 -- Paint, but never let a failure escape into the tool call that triggered it; inside a
@@ -518,7 +654,7 @@ function H.request_paint()
   if not ok and not H.reported then
     H.reported = true
     vim.schedule(function()
-      vim.notify("(rpiv_todo) overlay: " .. tostring(err), vim.log.levels.ERROR)
+      vim.notify("(rpiv_todo) panel: " .. tostring(err), vim.log.levels.ERROR)
     end)
   end
 end
@@ -536,7 +672,7 @@ function M.execute(params, ctx)
   return H.todo().tool().execute(params, ctx)
 end
 
----A new agent turn began: completed tasks already shown hide from the overlay.
+---A new agent turn began: completed tasks already shown hide from the panel.
 function M.turn_started()
   M.attach()
   H.ov:turn_started()
@@ -575,34 +711,75 @@ function M.replay(id, messages)
   return state
 end
 
----Choose the session the overlay and :Todos show (or read it, without an argument).
----@param id? string
+---The session the panel and :Todos show. `foreground(id)` pins session `id`;
+---`foreground(nil)` goes back to following the session of the latest tool call (the
+---default); `foreground()` only reads. Returns the foreground session.
+---@param ... string|nil
 ---@return rpiv_todo.Session
-function M.foreground(id)
+function M.foreground(...)
   M.attach()
-  local session = H.todo().foreground(id)
+  local session = H.session()
+  if select("#", ...) == 0 then
+    return session.foreground()
+  end
+  local id = ...
+  if id == nil then
+    H.pinned = nil
+    if H.last_call ~= nil and H.last_call ~= session.foreground_id() then
+      H.switching = true
+      pcall(session.foreground, H.last_call)
+      H.switching = false
+    end
+  else
+    -- Validated by the session layer (a non-empty string id).
+    session.foreground(id)
+    H.pinned = session.foreground_id()
+  end
   H.request_paint()
-  return session
+  return session.foreground()
 end
 
----Anchor the overlay above `win` (nil: follow the current window).
+---The pinned session id, or nil while the panel follows the latest tool call.
+---@return string|nil
+function M.pinned()
+  return H.pinned
+end
+
+---Anchor the panel over `win` (nil: follow the current window).
 ---@param win integer|nil
 function M.set_win(win)
   if win ~= nil and (type(win) ~= "number" or not vim.api.nvim_win_is_valid(win)) then
-    H.fail("win", "expected a valid window id or nil")
+    H.fail("win", "expected a valid window id or nil, " .. M.got(win))
   end
   M.config.win = win
   M.attach()
   H.request_paint()
 end
 
----Collapse or expand the overlay (:TodosToggle and the collapse key).
+---Would the panel show anything (the foreground list has a task to show)?
+---@return boolean
+function H.has_tasks()
+  return #H.ov:render(H.session().foreground(), 80) > 0
+end
+
+---Collapse or expand the panel (:TodosToggle and the collapse key). With nothing to
+---show there is nothing to collapse: it says so and stays as it is.
 ---@return boolean collapsed
 function M.toggle()
   M.attach()
+  H.use_editor_locale()
+  if not H.has_tasks() then
+    vim.notify(require("rpiv_todo.i18n").t("todos-empty"), vim.log.levels.INFO, { title = M.config.notify_title })
+    return H.ov.collapsed
+  end
   local collapsed = H.ov:toggle_collapse()
   H.request_paint()
   return collapsed
+end
+
+---What :TodosToggle runs.
+function M.toggle_command()
+  M.toggle()
 end
 
 ---The host's "show all" mode: every task, no summary row.
@@ -613,16 +790,94 @@ function M.set_expanded(on)
   H.request_paint()
 end
 
----:Todos: the foreground list grouped by status, through vim.notify.
+---Turn the panel off (`:Todos hide`) until `show()`; tool calls keep working.
+function M.hide()
+  M.attach()
+  H.user_hidden = true
+  require("rpiv_todo.nvim.panel").hide()
+end
+
+---Turn the panel on again (`:Todos show`).
+function M.show()
+  M.attach()
+  H.user_hidden = false
+  H.request_paint()
+end
+
+---The list window's lines and title, or nil when the list is empty.
+---@return string[]|nil lines
+---@return string title
+function H.list_text()
+  local session = H.session()
+  local text, level = H.todo().command.todos(session.foreground(), { interactive = true })
+  local _, counts = H.todo().command.group(session.foreground():state())
+  local title = require("rpiv_todo.i18n").t("overlay-heading")
+  local id = session.foreground_id()
+  if id ~= session.DEFAULT_ID then
+    title = title .. " · " .. id
+  end
+  if counts.total == 0 or level ~= "info" then
+    return nil, title
+  end
+  local lines = {}
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    lines[#lines + 1] = line
+  end
+  return lines, title
+end
+
+---:Todos: the foreground list grouped by status in a window (`q` closes it); an empty
+---list is a notification.
 ---@return string text
 ---@return string level "info" | "error"
 function M.todos()
   M.attach()
   H.use_editor_locale()
   local text, level = H.todo().command.todos(nil, { interactive = true })
-  local vim_level = level == "error" and vim.log.levels.ERROR or vim.log.levels.INFO
-  vim.notify(text, vim_level, { title = M.config.notify_title })
+  local lines, title = H.list_text()
+  if lines == nil then
+    local vim_level = level == "error" and vim.log.levels.ERROR or vim.log.levels.INFO
+    vim.notify(text, vim_level, { title = M.config.notify_title })
+  else
+    require("rpiv_todo.nvim.listwin").open(lines, title)
+  end
   return text, level
+end
+
+---The user's own edit of the foreground list (what :Todos add/start/done/delete run):
+---through the same reducer as the model's calls. A rejected edit is a warning and
+---changes nothing; an applied one is confirmed and fires `User RpivTodoUserEdit` with
+---data = { session, params, result }.
+---@param params table tool arguments
+---@return rpiv_todo.Result
+function M.edit(params)
+  M.attach()
+  local session = H.session()
+  local id = session.foreground_id()
+  local result = session.foreground():execute(params)
+  local text = result.content and result.content[1] and result.content[1].text or ""
+  local opts = { title = M.config.notify_title }
+  if result.details and result.details.error ~= nil then
+    vim.notify(text, vim.log.levels.WARN, opts)
+    return result
+  end
+  vim.notify(text, vim.log.levels.INFO, opts)
+  H.last_edit = { session = id, params = params, result = result }
+  local fire = { pattern = "RpivTodoUserEdit", modeline = false }
+  if vim.fn.has("nvim-0.8") == 1 then
+    fire.data = H.last_edit
+  end
+  local ok, err = pcall(vim.api.nvim_exec_autocmds, "User", fire)
+  if not ok then
+    vim.notify("(rpiv_todo) User RpivTodoUserEdit: " .. tostring(err), vim.log.levels.ERROR, opts)
+  end
+  return result
+end
+
+---The data of the latest RpivTodoUserEdit (Neovim 0.7 has no `data` in autocmds).
+---@return table|nil
+function M.last_user_edit()
+  return H.last_edit
 end
 
 ---Repaint now (a host that moved or resized windows without an autocmd firing).
@@ -635,13 +890,10 @@ end
 ---@return integer|nil win
 ---@return integer|nil buf
 function M.window()
-  if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
-    return H.win, H.buf
-  end
-  return nil, nil
+  return require("rpiv_todo.nvim.panel").window()
 end
 
----Is the overlay collapsed?
+---Is the panel collapsed?
 ---@return boolean
 function M.collapsed()
   return H.ov ~= nil and H.ov.collapsed or false

@@ -10,12 +10,14 @@ local H = {}
 H.root = T.root()
 H.version = T.cargo_version()
 
----Copy lua/rpiv_todo/*.lua into `dir`/lua/rpiv_todo/.
+---Copy the Lua scripts (lua/rpiv_todo/**/*.lua) into `dir`/lua/rpiv_todo/.
 function H.copy_scripts(dir)
   local dest = dir .. "/lua/rpiv_todo"
-  vim.fn.mkdir(dest, "p")
-  for _, file in ipairs(vim.fn.glob(H.root .. "/lua/rpiv_todo/*.lua", false, true)) do
-    vim.fn.writefile(vim.fn.readfile(file, "b"), dest .. "/" .. vim.fn.fnamemodify(file, ":t"), "b")
+  local from = H.root .. "/lua/rpiv_todo/"
+  for _, file in ipairs(vim.fn.glob(from .. "**/*.lua", false, true)) do
+    local target = dest .. "/" .. file:sub(#from + 1)
+    vim.fn.mkdir(vim.fn.fnamemodify(target, ":h"), "p")
+    vim.fn.writefile(vim.fn.readfile(file, "b"), target, "b")
   end
   return dest
 end
@@ -53,18 +55,64 @@ T.test("the real build loads first (baseline)", function()
   T.eq(todo.core.version, H.version, "version")
 end)
 
-T.test("a missing native library says how to build it", function()
-  local dir = vim.fn.tempname()
+T.test("a missing native library is one notification naming the plugin's path and the build command", function()
+  local dir = vim.fn.resolve(vim.fn.tempname())
   H.copy_scripts(dir)
-  H.isolated(dir, function()
-    local ok, err = pcall(require, "rpiv_todo")
-    T.eq(ok, false, "require fails")
-    err = tostring(err)
-    T.contains(err, "(rpiv_todo) core:", "names the module")
-    T.contains(err, "luajit", "names Neovim's flavour")
-    T.contains(err, "lua/rpiv_todo/core.so", "names where the library goes")
-    T.contains(err, "cargo build --release --lib --no-default-features --features module,", "names the build command")
+  local notes = {}
+  local saved_notify = vim.notify
+  vim.notify = function(msg, level)
+    notes[#notes + 1] = { msg = msg, level = level }
+  end
+  local ok, err = pcall(H.isolated, dir, function()
+    -- What a config does at startup: it must not stop the rest of the config.
+    local loaded, todo = pcall(require, "rpiv_todo")
+    T.eq(loaded, true, "require does not raise in Neovim: " .. tostring(todo))
+    T.eq(pcall(todo.setup, {}), true, "setup({}) works without the library")
+    require("rpiv_todo.nvim") -- the front end loads too
+    -- Using the core raises the same short message.
+    local used, msg = pcall(function()
+      return todo.session("x"):execute({ action = "list" })
+    end)
+    T.eq(used, false, "a tool call cannot run")
+    T.contains(tostring(msg), "scripts/build-module.sh luajit", "the call's error names the build command")
+    T.eq(select(2, tostring(msg):gsub("\n", "")) <= 3, true, "a short message, not a search list")
   end)
+  vim.notify = saved_notify
+  if not ok then
+    error(err, 0)
+  end
+  T.eq(#notes, 1, "one notification")
+  T.eq(notes[1].level, vim.log.levels.ERROR, "an error")
+  T.contains(notes[1].msg, "cd " .. dir .. " && scripts/build-module.sh luajit", "absolute path and exact command")
+  T.contains(notes[1].msg, ":checkhealth rpiv_todo", "where to read more")
+  T.eq(notes[1].msg:find("no file", 1, true), nil, "no search list of tried files")
+  T.eq(notes[1].msg:find("traceback", 1, true), nil, "no traceback")
+  vim.fn.delete(dir, "rf")
+end)
+
+T.test("a missing native library at startup: one message, the rest of the config still runs", function()
+  local dir = vim.fn.resolve(vim.fn.tempname())
+  H.copy_scripts(dir)
+  local config = dir .. "/init.lua"
+  vim.fn.writefile({
+    "vim.opt.rtp:prepend(" .. string.format("%q", dir) .. ")",
+    'require("rpiv_todo").setup({})',
+    "vim.g.after_setup = 1",
+    'vim.cmd("runtime plugin/rpiv_todo.lua")',
+    "vim.defer_fn(function()",
+    "  local out = io.open(" .. string.format("%q", dir .. "/out") .. ', "w")',
+    '  out:write(tostring(vim.g.after_setup), "\\n", vim.fn.execute("messages"))',
+    "  out:close()",
+    '  vim.cmd("qa!")',
+    "end, 10)",
+  }, config)
+  vim.fn.system({ vim.v.progpath, "--headless", "-i", "NONE", "-u", config })
+  local out = vim.fn.readfile(dir .. "/out")
+  T.eq(out[1], "1", "the config ran past setup()")
+  local text = table.concat(out, "\n", 2)
+  T.contains(text, "cd " .. dir .. " && scripts/build-module.sh luajit", "the message")
+  T.eq(text:find("traceback", 1, true), nil, "no traceback in:\n" .. text)
+  T.eq(select(2, text:gsub("native module is not built", "")), 1, "said once")
   vim.fn.delete(dir, "rf")
 end)
 

@@ -5,8 +5,9 @@
 -- It sources the plugin, makes four tool calls with a 3-line overlay (so the summary row
 -- shows), then records the float's lines, :Todos, v:lang, rpiv_todo.locale(), the
 -- :checkhealth locale line and everything written to the message area, as JSON in the
--- file named by RPIV_OUT. With RPIV_LANGUAGE set it then runs `:language messages <it>`,
--- makes one more call and records the repainted lines as well.
+-- file named by RPIV_OUT. With RPIV_LANGUAGE set it then types `:language messages <it>`
+-- (as keys, so the command line's events fire as they do for a person), records the
+-- panel right away, makes one more call and records the repainted lines as well.
 
 local out = {}
 local H = {}
@@ -18,12 +19,17 @@ vim.notify = function(msg, level)
   H.notes[#H.notes + 1] = { msg = msg, level = level }
 end
 
+-- The panel's lines without the blank padding column on each side.
 function H.lines()
   local win, buf = require("rpiv_todo.nvim").window()
   if not win then
     return {}
   end
-  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local out = {}
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    out[i] = line:sub(2, -2)
+  end
+  return out
 end
 
 function H.messages()
@@ -43,7 +49,14 @@ run({ action = "update", id = 4, status = "completed" })
 run({ action = "update", id = 1, status = "in_progress" })
 out.lines = H.lines()
 vim.cmd("Todos")
-out.todos = H.notes[1] and H.notes[1].msg or nil
+local listwin = require("rpiv_todo.nvim.listwin")
+local lwin, lbuf = listwin.window()
+if lwin then
+  out.todos = table.concat(vim.api.nvim_buf_get_lines(lbuf, 0, -1, false), "\n")
+  listwin.close()
+else
+  out.todos = H.notes[1] and H.notes[1].msg or nil
+end
 out.locale = todo.locale()
 out.messages = H.messages()
 out.errmsg = vim.v.errmsg
@@ -58,10 +71,16 @@ vim.cmd("bwipeout!")
 
 local language = os.getenv("RPIV_LANGUAGE")
 if language then
-  local ok, err = pcall(vim.cmd, "language messages " .. language)
-  out.language_ok = ok
-  out.language_err = not ok and tostring(err) or nil
+  vim.v.errmsg = ""
+  vim.api.nvim_feedkeys(":language messages " .. language .. "\r", "xt", false)
+  out.language_ok = vim.v.errmsg == ""
+  out.language_err = vim.v.errmsg
   out.lang_after = vim.v.lang
+  -- The repaint is scheduled after the command line closes: let the main loop run it.
+  vim.wait(1000, function()
+    return (H.lines()[1] or ""):find("Todos", 1, true) ~= nil
+  end)
+  out.lines_now = H.lines()
   run({ action = "list" })
   out.lines_after = H.lines()
   out.locale_after = todo.locale()

@@ -111,12 +111,12 @@ end
 -- max_widget_lines = 3 one row shows (A) and the summary counts D and the cut tail B, C.
 H.want = {
   en = {
-    lines = { "● Todos (1/4)", "├─ ◐ A", "└─ +3 more (1 completed, 2 pending)", "" },
+    lines = { "● Todos (1/4)", "├─ ◐ A", "└─ +3 more (1 completed, 2 pending)" },
     todos = "1/4 completed · 1 in progress · 2 pending\n── Pending ──\n  ○ #2 B\n  ○ #3 C\n"
       .. "── In Progress ──\n  ◐ #1 A\n── Completed ──\n  ✓ #4 D",
   },
   de = {
-    lines = { "● Aufgaben (1/4)", "├─ ◐ A", "└─ +3 weitere Aufgaben (1 erledigt, 2 offen)", "" },
+    lines = { "● Aufgaben (1/4)", "├─ ◐ A", "└─ +3 weitere Aufgaben (1 erledigt, 2 offen)" },
     todos = "1/4 erledigt · 1 in Arbeit · 2 offen\n── Offen ──\n  ○ #2 B\n  ○ #3 C\n"
       .. "── In Arbeit ──\n  ◐ #1 A\n── Erledigt ──\n  ✓ #4 D",
   },
@@ -125,13 +125,12 @@ H.want = {
       "● Задачи (1/4)",
       "├─ ◐ A",
       "└─ ещё 3 задачи (1 выполнена, 2 ожидают)",
-      "",
     },
     todos = "выполнено 1 из 4 · 1 в работе · 2 ожидают\n── Ожидают ──\n  ○ #2 B\n  ○ #3 C\n"
       .. "── В работе ──\n  ◐ #1 A\n── Выполнены ──\n  ✓ #4 D",
   },
   ["pt-BR"] = {
-    lines = { "● Tarefas (1/4)", "├─ ◐ A", "└─ +3 outras tarefas (1 concluída, 2 pendentes)", "" },
+    lines = { "● Tarefas (1/4)", "├─ ◐ A", "└─ +3 outras tarefas (1 concluída, 2 pendentes)" },
     todos = "1/4 concluída · 1 em andamento · 2 pendentes\n── Pendentes ──\n  ○ #2 B\n  ○ #3 C\n"
       .. "── Em andamento ──\n  ◐ #1 A\n── Concluídas ──\n  ✓ #4 D",
   },
@@ -191,13 +190,14 @@ T.test("LC_ALL=C overrides LANG (POSIX order): English", function()
   H.speaks(H.child({ LC_ALL = "C", LANG = "de_DE.UTF-8" }), "en", "LC_ALL=C")
 end)
 
-T.test(":language messages C at run time switches the next paint to English", function()
+T.test(":language messages C typed at run time repaints the panel in English at once", function()
   local got = H.child({ LANG = "de_DE.UTF-8" }, "C")
   H.speaks(got, "de", "before :language")
   T.eq(got.language_ok, true, ":language messages C succeeds")
   T.eq(got.lang_after, "C", "v:lang after")
   T.eq(got.locale_after, "en", "rpiv_todo.locale() after")
-  H.same(got.lines_after, H.want.en.lines, "overlay after :language messages C")
+  H.same(got.lines_now, H.want.en.lines, "panel right after :language messages C, before any call")
+  H.same(got.lines_after, H.want.en.lines, "panel after the next call")
 end)
 
 -- ---------------------------------------------------------------------------
@@ -213,12 +213,31 @@ vim.notify = function(msg, level)
   H.notes[#H.notes + 1] = { msg = msg, level = level }
 end
 
+-- The panel's lines without the blank padding column on each side.
 function H.lines()
   local win, buf = nv.window()
   if not win then
     return nil
   end
-  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local out = {}
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    out[i] = line:sub(2, -2)
+  end
+  return out
+end
+
+---The :Todos window's text (closed afterwards), or the notification when it opened none.
+function H.todos_text()
+  H.notes = {}
+  vim.cmd("Todos")
+  local listwin = require("rpiv_todo.nvim.listwin")
+  local win, buf = listwin.window()
+  if not win then
+    return H.notes[1] and H.notes[1].msg
+  end
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  listwin.close()
+  return text
 end
 
 ---Replay a snapshot of `pending` pending tasks followed by `completed` completed ones
@@ -237,34 +256,30 @@ function H.replay(pending, completed)
   })
 end
 
-T.test('setup{ locale = "ru" } at run time: the next paint and :Todos are Russian', function()
+T.test('setup{ locale = "ru" } at run time: the panel repaints at once, and :Todos is Russian', function()
   todo.sessions.reset()
   todo.setup({ locale = "en", max_widget_lines = 12, collapse_key = "ctrl+shift+t" })
   nv.setup({})
   nv.execute({ action = "create", subject = "X" })
   nv.execute({ action = "create", subject = "Y" })
-  H.same(H.lines(), { "● Todos (0/2)", "├─ ○ X", "└─ ○ Y", "" }, "English first")
+  H.same(H.lines(), { "● Todos (0/2)", "├─ ○ X", "└─ ○ Y" }, "English first")
   todo.setup({ locale = "ru" })
   T.eq(todo.locale(), "ru", "rpiv_todo.locale()")
-  nv.execute({ action = "list" })
-  H.same(H.lines(), { "● Задачи (0/2)", "├─ ○ X", "└─ ○ Y", "" }, "next paint")
+  -- No tool call, no refresh: setup() itself repaints.
+  H.same(H.lines(), { "● Задачи (0/2)", "├─ ○ X", "└─ ○ Y" }, "repainted by setup")
   vim.cmd("TodosToggle")
-  H.same(H.lines(), { "● Задачи (0/2)", "└─ ctrl+shift+t — развернуть", "" }, "collapsed hint")
-  todo.setup({ collapse_key = "off" })
-  nv.refresh()
-  H.same(H.lines(), { "● Задачи (0/2)", "└─ свёрнуто", "" }, "collapsed label")
-  vim.cmd("TodosToggle")
-  todo.setup({ collapse_key = "ctrl+shift+t" })
-  H.notes = {}
-  vim.cmd("Todos")
-  T.eq(
-    H.notes[1] and H.notes[1].msg,
-    "2 ожидают\n── Ожидают ──\n  ○ #1 X\n  ○ #2 Y",
-    ":Todos"
+  H.same(H.lines(), { "● Задачи (0/2)", "└─ <C-S-t> — развернуть" }, "collapsed hint")
+  todo.setup({ locale = "ru", collapse_key = "off" })
+  H.same(
+    H.lines(),
+    { "● Задачи (0/2)", "└─ :TodosToggle — развернуть" },
+    "hint with no key mapped"
   )
+  vim.cmd("TodosToggle")
+  todo.setup({ locale = "ru", collapse_key = "ctrl+shift+t" })
+  T.eq(H.todos_text(), "2 ожидают\n── Ожидают ──\n  ○ #1 X\n  ○ #2 Y", ":Todos")
   todo.setup({ locale = "de" })
-  nv.refresh()
-  H.same(H.lines(), { "● Aufgaben (0/2)", "├─ ○ X", "└─ ○ Y", "" }, "switched again")
+  H.same(H.lines(), { "● Aufgaben (0/2)", "├─ ○ X", "└─ ○ Y" }, "switched again, at once")
 end)
 
 T.test("the summary row agrees in number after a run-time switch (ru, uk one/few/many; zh)", function()
@@ -295,7 +310,7 @@ T.test("the summary row agrees in number after a run-time switch (ru, uk one/few
     H.replay(c[2], c[3])
     local lines = H.lines()
     local what = string.format("%s, %d pending, %d completed", c[1], c[2], c[3])
-    T.eq(lines and #lines, 4, what .. ": heading, one row, summary, blank")
+    T.eq(lines and #lines, 3, what .. ": heading, one row, summary (no blank line)")
     T.eq(lines[3], c[4], what)
   end
   todo.setup({ locale = "en", max_widget_lines = 12 })
@@ -316,14 +331,14 @@ T.test("without setup{ locale }, a variable changed while Neovim runs reaches th
   nv.setup({})
   vim.env.RPIV_TODO_LOCALE = "fr"
   nv.execute({ action = "create", subject = "X" })
-  H.same(H.lines(), { "● Tâches (0/1)", "└─ ○ X", "" }, "French from RPIV_TODO_LOCALE")
+  H.same(H.lines(), { "● Tâches (0/1)", "└─ ○ X" }, "French from RPIV_TODO_LOCALE")
   vim.env.RPIV_TODO_LOCALE = "zh_CN.UTF-8"
   nv.refresh()
-  H.same(H.lines(), { "● 待办 (0/1)", "└─ ○ X", "" }, "Chinese after the change")
+  H.same(H.lines(), { "● 待办 (0/1)", "└─ ○ X" }, "Chinese after the change")
   vim.env.RPIV_TODO_LOCALE = nil
   nv.refresh()
   -- `:language messages C` above set $LC_MESSAGES=C: English.
-  H.same(H.lines(), { "● Todos (0/1)", "└─ ○ X", "" }, "English once it is unset")
+  H.same(H.lines(), { "● Todos (0/1)", "└─ ○ X" }, "English once it is unset")
 end)
 
 vim.fn.delete(H.empty_config, "rf")

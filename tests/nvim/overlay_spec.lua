@@ -1,11 +1,13 @@
 -- tests/nvim/overlay_spec.lua: the plugin in a headless Neovim (0.7.2 and current), loaded
--- from 'runtimepath': the floating overlay follows tool calls, collapses, hides, repaints
+-- from 'runtimepath': the floating panel follows tool calls, collapses, hides, repaints
 -- on resize and colorscheme change, vim.NIL in metadata is JSON null, and a normal call
--- writes nothing to the message area. Run through scripts/nvim-runner.lua:
+-- writes nothing to the message area. (Placement: panel_spec.lua.) Run through
+-- scripts/nvim-runner.lua:
 --   RPIV_ROOT=$PWD RPIV_SPEC=tests/nvim/overlay_spec.lua \
 --     nvim --headless -u NONE -i NONE --noplugin -c "luafile scripts/nvim-runner.lua"
 -- Expected lines are the overlay render (overlay.lua, the plain theme) and the panel
--- format of the TypeScript original (rpiv-todo).
+-- format of the TypeScript original (rpiv-todo), without the terminal's spacer line (the editor has
+-- none), each line framed by the panel's one blank column of padding.
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
@@ -24,12 +26,20 @@ function H.reset(opts)
   nv.setup({})
 end
 
+-- The panel's lines without the padding column on each side (which must be blank).
 function H.lines()
   local win, buf = nv.window()
   if not win then
     return nil
   end
-  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local out = {}
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if line:sub(1, 1) ~= " " or line:sub(-1) ~= " " then
+      error("line " .. i .. " is not padded: " .. string.format("%q", line), 2)
+    end
+    out[i] = line:sub(2, -2)
+  end
+  return out
 end
 
 function H.same_lines(got, want, what)
@@ -56,13 +66,17 @@ function H.same_lines(got, want, what)
   end
 end
 
--- The plain-text render of the foreground list at the target window's width.
+-- The plain-text render of the foreground list at the target window's width less the
+-- padding, without the spacer line.
 function H.render(opts)
-  local o = { width = vim.api.nvim_win_get_width(0), theme = "plain" }
+  local o = { width = vim.api.nvim_win_get_width(0) - 2, theme = "plain" }
   for k, v in pairs(opts or {}) do
     o[k] = v
   end
-  return todo.overlay.render(todo.foreground():state(), o)
+  local lines = todo.overlay.render(todo.foreground():state(), o)
+  T.eq(lines[#lines], "", "the terminal render ends with the spacer")
+  lines[#lines] = nil
+  return lines
 end
 
 function H.floats()
@@ -110,12 +124,12 @@ end)
 T.test("a tool call through the plain tool spec opens the overlay (plugin attaches on first call)", function()
   todo.setup({ locale = "en" })
   H.two_tasks(todo.tool().execute)
-  local want = { "● Todos (0/2)", "├─ ◐ #1 Write the parser (Writing)", "└─ ○ #2 Test it ⛓ #1", "" }
+  local want = { "● Todos (0/2)", "├─ ◐ #1 Write the parser (Writing)", "└─ ○ #2 Test it ⛓ #1" }
   H.same_lines(H.lines(), want, "panel")
   H.same_lines(H.lines(), H.render(), "equals the render")
 end)
 
-T.test("the float is unfocusable, anchored above the current window's bottom edge, sized to its lines", function()
+T.test("the float is unfocusable, in the current window's bottom-right corner, sized to its lines", function()
   H.reset()
   local current = vim.api.nvim_get_current_win()
   H.two_tasks()
@@ -124,11 +138,11 @@ T.test("the float is unfocusable, anchored above the current window's bottom edg
   local cfg = vim.api.nvim_win_get_config(win)
   T.eq(cfg.relative, "win", "relative")
   T.eq(cfg.win, current, "anchored to the current window")
-  T.eq(cfg.anchor, "SW", "anchor")
-  T.eq(H.num(cfg.row), vim.api.nvim_win_get_height(current), "bottom edge")
-  T.eq(H.num(cfg.col), 0, "left edge")
-  T.eq(cfg.focusable, false, "focusable")
+  T.eq(cfg.anchor, "NW", "anchor")
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  T.eq(H.num(cfg.row), vim.api.nvim_win_get_height(current) - #lines, "on the bottom edge")
+  T.eq(H.num(cfg.col), vim.api.nvim_win_get_width(current) - cfg.width, "on the right edge")
+  T.eq(cfg.focusable, false, "focusable")
   T.eq(cfg.height, #lines, "height = line count")
   local widest = 0
   for _, l in ipairs(lines) do
@@ -161,23 +175,31 @@ end)
 T.test("each tool call repaints; deleting the last task closes the float", function()
   H.reset()
   nv.execute({ action = "create", subject = "Only task" })
-  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Only task", "" }, "one task")
+  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Only task" }, "one task")
   nv.execute({ action = "update", id = 1, subject = "Renamed" })
-  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Renamed", "" }, "repainted")
+  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Renamed" }, "repainted")
   nv.execute({ action = "delete", id = 1 })
   T.eq(nv.window(), nil, "no window")
   T.eq(H.floats(), 0, "no float left")
   nv.execute({ action = "create", subject = "Back" })
   -- Tombstones are not counted, and no row waits on another: no ids.
-  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Back", "" }, "shown again")
+  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Back" }, "shown again")
 end)
 
 T.test(":TodosToggle collapses and expands; the collapse key is mapped to it", function()
   H.reset()
   H.two_tasks()
   vim.cmd("TodosToggle")
-  H.same_lines(H.lines(), { "● Todos (0/2)", "└─ ctrl+shift+t to expand", "" }, "collapsed")
-  H.same_lines(H.lines(), H.render({ collapsed = true }), "collapsed equals the render")
+  H.same_lines(H.lines(), { "● Todos (0/2)", "└─ <C-S-t> to expand" }, "collapsed")
+  H.same_lines(
+    H.lines(),
+    H.render({ collapsed = true, layout = {
+      collapsed_hint = function()
+        return "<C-S-t> to expand"
+      end,
+    } }),
+    "collapsed equals the render with the editor's hint"
+  )
   vim.cmd("TodosToggle")
   H.same_lines(H.lines(), H.render(), "expanded again")
   T.eq(nv.mapped_key(), "<C-S-t>", "mapped key")
@@ -196,7 +218,7 @@ T.test(":TodosToggle collapses and expands; the collapse key is mapped to it", f
   T.eq(vim.fn.maparg("<C-S-t>", "n"), "", "old mapping removed")
   todo.setup({ locale = "en", collapse_key = "off" })
   nv.toggle()
-  H.same_lines(H.lines(), { "● Todos (0/2)", "└─ collapsed", "" }, "collapsed with the key off")
+  H.same_lines(H.lines(), { "● Todos (0/2)", "└─ :TodosToggle to expand" }, "collapsed with the key off")
   T.eq(nv.mapped_key(), nil, "nothing mapped when off")
   nv.toggle()
 end)
@@ -225,12 +247,12 @@ T.test("completed tasks stay for the turn they were seen in, then hide", functio
   nv.execute({ action = "update", id = 1, status = "completed" })
   H.same_lines(
     H.lines(),
-    { "● Todos (1/2)", "├─ ✓ #1 Write the parser", "└─ ○ #2 Test it ⛓ #1", "" },
+    { "● Todos (1/2)", "├─ ✓ #1 Write the parser", "└─ ○ #2 Test it ⛓ #1" },
     "same turn"
   )
   nv.turn_started()
   -- Tasks hidden after their turn are left out of the counts too.
-  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ #2 Test it ⛓ #1", "" }, "next turn")
+  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ #2 Test it ⛓ #1" }, "next turn")
 end)
 
 T.test("replay from host messages and choosing the foreground session", function()
@@ -255,17 +277,13 @@ T.test("replay from host messages and choosing the foreground session", function
   local state = nv.replay("chat-2", messages)
   T.eq(#state.tasks, 2, "replayed tasks")
   T.eq(state.nextId, 3, "replayed nextId")
-  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ In default", "" }, "default still shown")
+  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ In default" }, "default still shown")
   nv.foreground("chat-2")
-  H.same_lines(
-    H.lines(),
-    { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two", "" },
-    "chat-2 shown"
-  )
+  H.same_lines(H.lines(), { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two" }, "chat-2 shown")
   nv.execute({ action = "create", subject = "Elsewhere" })
   H.same_lines(
     H.lines(),
-    { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two", "" },
+    { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two" },
     "a call in another session does not change it"
   )
   nv.foreground("default")
@@ -351,7 +369,7 @@ T.test("the overlay follows the user to another tab page", function()
   vim.cmd("tabnew")
   local win = nv.window()
   T.eq(vim.api.nvim_win_get_tabpage(win), vim.api.nvim_get_current_tabpage(), "float in the new tab")
-  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Everywhere", "" }, "same panel")
+  H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ Everywhere" }, "same panel")
   vim.cmd("tabclose")
   T.eq(vim.api.nvim_get_current_tabpage(), first, "back")
   win = nv.window()

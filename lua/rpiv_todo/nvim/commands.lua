@@ -1,0 +1,224 @@
+-- rpiv_todo.nvim.commands: :Todos, its subcommands and :TodosToggle.
+--
+--   :Todos                  the list window (rpiv_todo.nvim.listwin), grouped by status
+--   :Todos add <subject>    create a task            :Todos start N   mark #N in progress
+--   :Todos done N           mark #N completed        :Todos delete N  delete #N
+--   :Todos hide / show      turn the panel off / on
+--   :TodosToggle            collapse or expand the panel
+--
+-- The list is the user's too: an edit goes through the same reducer as the model's calls
+-- (in the session :Todos shows), so the same rules hold; a rejected edit is a warning and
+-- changes nothing. Every edit fires `User RpivTodoUserEdit` with
+-- `data = { session, params, result }` (Neovim 0.8+; on 0.7 the same table is
+-- `require("rpiv_todo.nvim").last_user_edit()`), so the agent front end can put it in
+-- its history. Other front-end files add subcommands with `register()` and whole
+-- commands with `register_command()`, before the commands are created.
+
+local M = {}
+local H = {}
+
+---@class rpiv_todo.Subcommand
+---@field run fun(rest: string) what follows the subcommand's name, trimmed
+---@field complete? fun(arglead: string): string[] completion of its argument
+---@field usage string e.g. "add <subject>"
+
+---@type table<string, rpiv_todo.Subcommand>
+M.subcommands = {}
+---@type string[] names in the order completion offers them
+M.order = {}
+-- Extra commands: { name, fn(opts), opts } (nvim_create_user_command arguments).
+M.extra = {}
+
+---@return table
+function H.nv()
+  return require("rpiv_todo.nvim")
+end
+
+---Add a :Todos subcommand (other front-end files; later ones replace earlier ones).
+---@param name string
+---@param spec rpiv_todo.Subcommand
+function M.register(name, spec)
+  if M.subcommands[name] == nil then
+    M.order[#M.order + 1] = name
+  end
+  M.subcommands[name] = spec
+end
+
+---Add a whole user command, created with the others (and at once when they exist).
+---@param name string
+---@param fn fun(opts: table)
+---@param opts table nvim_create_user_command options
+function M.register_command(name, fn, opts)
+  M.extra[#M.extra + 1] = { name, fn, opts }
+  if H.created then
+    vim.api.nvim_create_user_command(name, fn, opts)
+  end
+end
+
+---@param msg string
+---@param level integer
+function H.notify(msg, level)
+  vim.notify(msg, level, { title = H.nv().config.notify_title })
+end
+
+-- Statuses a subcommand's ids are offered from.
+H.ID_STATUSES = {
+  start = { pending = true },
+  done = { pending = true, in_progress = true },
+  delete = { pending = true, in_progress = true, completed = true },
+}
+
+---Ids of the foreground list's tasks in the given statuses, as completion candidates.
+---@param statuses table<string, boolean>
+---@param arglead string
+---@return string[]
+function H.ids(statuses, arglead)
+  local ok, state = pcall(function()
+    return require("rpiv_todo.session").foreground():state()
+  end)
+  local out = {}
+  if not ok or type(state) ~= "table" then
+    return out
+  end
+  for _, task in ipairs(state.tasks or {}) do
+    if statuses[task.status] then
+      local id = string.format("%d", task.id)
+      if id:sub(1, #arglead) == arglead then
+        out[#out + 1] = id
+      end
+    end
+  end
+  return out
+end
+
+---A task id typed by the user: an integer, or the text itself (the reducer rejects it
+---in-band, like a model's malformed id).
+---@param text string
+---@return integer|string
+function H.id(text)
+  local n = tonumber(text)
+  if n ~= nil and n == math.floor(n) then
+    return n
+  end
+  return text
+end
+
+---@param name string
+---@param status string|nil
+---@return rpiv_todo.Subcommand
+function H.id_command(name, status)
+  return {
+    usage = name .. " N",
+    run = function(rest)
+      if rest == "" or rest:find("%s") then
+        H.notify(":Todos " .. name .. ": expected one task id, e.g. :Todos " .. name .. " 3", vim.log.levels.WARN)
+        return
+      end
+      if status then
+        H.nv().edit({ action = "update", id = H.id(rest), status = status })
+      else
+        H.nv().edit({ action = "delete", id = H.id(rest) })
+      end
+    end,
+    complete = function(arglead)
+      return H.ids(H.ID_STATUSES[name], arglead)
+    end,
+  }
+end
+
+M.register("add", {
+  usage = "add <subject>",
+  run = function(rest)
+    if rest == "" then
+      H.notify(":Todos add: expected a subject, e.g. :Todos add Write the tests", vim.log.levels.WARN)
+      return
+    end
+    H.nv().edit({ action = "create", subject = rest })
+  end,
+})
+M.register("start", H.id_command("start", "in_progress"))
+M.register("done", H.id_command("done", "completed"))
+M.register("delete", H.id_command("delete", nil))
+M.register("hide", {
+  usage = "hide",
+  run = function()
+    H.nv().hide()
+  end,
+})
+M.register("show", {
+  usage = "show",
+  run = function()
+    H.nv().show()
+  end,
+})
+
+---Run `:Todos <args>`.
+---@param args string
+function M.run(args)
+  args = (args or ""):gsub("^%s+", ""):gsub("%s+$", "")
+  if args == "" then
+    H.nv().todos()
+    return
+  end
+  local name, rest = args:match("^(%S+)%s*(.*)$")
+  local sub = M.subcommands[name]
+  if sub == nil then
+    local usages = {}
+    for _, n in ipairs(M.order) do
+      usages[#usages + 1] = M.subcommands[n].usage
+    end
+    H.notify(
+      ":Todos: unknown subcommand " .. string.format("%q", name) .. " (expected " .. table.concat(usages, ", ") .. ")",
+      vim.log.levels.WARN
+    )
+    return
+  end
+  sub.run(rest)
+end
+
+---Completion of `:Todos`: subcommand names, then what the subcommand completes.
+---@param arglead string
+---@param cmdline string
+---@return string[]
+function M.complete(arglead, cmdline)
+  local words = {}
+  for w in (cmdline or ""):gmatch("%S+") do
+    words[#words + 1] = w
+  end
+  -- words[1] is the command itself; a trailing space means a new word is being typed.
+  local typing = #words + ((arglead == "" and #words >= 1) and 1 or 0)
+  if typing <= 2 then
+    local out = {}
+    for _, n in ipairs(M.order) do
+      if n:sub(1, #arglead) == arglead then
+        out[#out + 1] = n
+      end
+    end
+    return out
+  end
+  local sub = M.subcommands[words[2]]
+  if typing == 3 and sub and sub.complete then
+    return sub.complete(arglead)
+  end
+  return {}
+end
+
+---Create :Todos, :TodosToggle and the registered commands.
+function M.create()
+  vim.api.nvim_create_user_command("Todos", function(opts)
+    M.run(opts.args)
+  end, {
+    nargs = "*",
+    complete = M.complete,
+    desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
+  })
+  vim.api.nvim_create_user_command("TodosToggle", function()
+    H.nv().toggle_command()
+  end, { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" })
+  for _, c in ipairs(M.extra) do
+    vim.api.nvim_create_user_command(c[1], c[2], c[3])
+  end
+  H.created = true
+end
+
+return M

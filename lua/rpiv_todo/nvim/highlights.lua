@@ -1,0 +1,179 @@
+-- rpiv_todo.nvim.highlights: the RpivTodo* highlight groups of the panel and the list window.
+--
+-- Every group is a `default` definition, so a colorscheme or the user's config wins. The
+-- panel must stay readable in GUI colours and in a 256-colour terminal
+-- (`notermguicolors`), in dark and light schemes, so two things are checked each time
+-- the groups are (re)defined (attach, ColorScheme, `background`/`termguicolors` changes):
+--   * RpivTodoNormal (the float's own colours) links to NormalFloat only when NormalFloat
+--     has a background of its own in both GUI and cterm colours, different from Normal's;
+--     otherwise it gets explicit colours (NormalFloat's where it has them, else a grey
+--     matching 'background'), so the float never runs into the buffer;
+--   * a colour group whose link target carries a background (NonText in `morning`, say)
+--     would paint patches of that background over the float: such a group gets the
+--     target's foreground alone.
+-- A definition made here is redefined later only while it is still ours (the user may
+-- have replaced it meanwhile); `:highlight clear` (what a colorscheme starts with) makes
+-- every group ours again.
+
+local M = {}
+local H = {}
+
+-- Colour groups of the overlay's theme and what each links to by default.
+M.links = {
+  RpivTodoAccent = "Special",
+  RpivTodoDim = "NonText",
+  RpivTodoMuted = "Comment",
+  RpivTodoText = "RpivTodoNormal",
+  RpivTodoWarning = "DiagnosticWarn",
+  RpivTodoSuccess = "String",
+  RpivTodoError = "DiagnosticError",
+  RpivTodoToolTitle = "Title",
+  RpivTodoBorder = "FloatBorder",
+}
+-- Attribute-only groups layered over the colour groups.
+M.attributes = {
+  RpivTodoBold = "gui=bold cterm=bold",
+  RpivTodoStrikethrough = "gui=strikethrough cterm=strikethrough",
+}
+-- The float's background when NormalFloat gives none: a grey a step away from the
+-- usual dark or light editor background, in GUI and 256-colour terms.
+M.fallback = {
+  dark = { guifg = "#d0d0d0", guibg = "#303036", ctermfg = 252, ctermbg = 236 },
+  light = { guifg = "#303030", guibg = "#e2e2ea", ctermfg = 236, ctermbg = 254 },
+}
+
+H.ours = {} -- group -> the `:highlight <group>` text right after we defined it
+
+---The `:highlight` listing of a group, whitespace collapsed ("" when undefined).
+---@param group string
+---@return string
+function H.listing(group)
+  if vim.fn.hlexists(group) == 0 then
+    return ""
+  end
+  local ok, out = pcall(vim.fn.execute, "highlight " .. group)
+  if not ok then
+    return ""
+  end
+  return (out:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
+end
+
+---May this module (re)define `group`: undefined, cleared, or still what we set?
+---@param group string
+---@return boolean
+function H.is_ours(group)
+  local now = H.listing(group)
+  if now == "" or now:find(" cleared$") then
+    return true
+  end
+  return H.ours[group] ~= nil and H.ours[group] == now
+end
+
+---@param group string
+---@param definition string what follows `highlight default <group> ` (or `link <target>`)
+function H.define(group, definition)
+  if not H.is_ours(group) then
+    return
+  end
+  vim.cmd("highlight clear " .. group)
+  if definition:sub(1, 5) == "link " then
+    vim.cmd("highlight default link " .. group .. " " .. definition:sub(6))
+  else
+    vim.cmd("highlight default " .. group .. " " .. definition)
+  end
+  H.ours[group] = H.listing(group)
+end
+
+---An attribute of a group after links are followed ("" when unset).
+---@param group string
+---@param what string "fg" | "bg"
+---@param mode string "gui" | "cterm"
+---@return string
+function M.attr(group, what, mode)
+  local id = vim.fn.synIDtrans(vim.fn.hlID(group))
+  local value = vim.fn.synIDattr(id, what .. (mode == "gui" and "#" or ""), mode)
+  if type(value) ~= "string" then
+    return ""
+  end
+  return value
+end
+
+---The definition RpivTodoNormal gets: a link, or explicit colours.
+---@return string
+function M.normal_definition()
+  local distinct = true
+  local parts = {}
+  local fallback = M.fallback[vim.o.background == "light" and "light" or "dark"]
+  for _, mode in ipairs({ "gui", "cterm" }) do
+    local bg = M.attr("NormalFloat", "bg", mode)
+    if bg == "" or bg == M.attr("Normal", "bg", mode) then
+      distinct = false
+      bg = tostring(fallback[mode .. "bg"])
+      -- The foreground must read on the fallback background, whatever Normal's is.
+      parts[#parts + 1] = mode .. "fg=" .. tostring(fallback[mode .. "fg"])
+    else
+      local fg = M.attr("NormalFloat", "fg", mode)
+      if fg ~= "" then
+        parts[#parts + 1] = mode .. "fg=" .. fg
+      end
+    end
+    parts[#parts + 1] = mode .. "bg=" .. bg
+  end
+  if distinct then
+    return "link NormalFloat"
+  end
+  return table.concat(parts, " ")
+end
+
+---The definition of a colour group: its link, or the target's foreground alone when
+---the target carries a background of its own.
+---@param target string
+---@return string
+function M.color_definition(target)
+  if target == "RpivTodoNormal" then
+    return "link " .. target
+  end
+  local has_bg = M.attr(target, "bg", "gui") ~= "" or M.attr(target, "bg", "cterm") ~= ""
+  if not has_bg then
+    return "link " .. target
+  end
+  local parts = {}
+  for _, mode in ipairs({ "gui", "cterm" }) do
+    local fg = M.attr(target, "fg", mode)
+    if fg ~= "" then
+      parts[#parts + 1] = mode .. "fg=" .. fg
+    end
+  end
+  if #parts == 0 then
+    return "link RpivTodoNormal"
+  end
+  return table.concat(parts, " ")
+end
+
+---Define (or bring back) every group. Safe to call any time: groups the user or the
+---colorscheme defined are left alone.
+function M.define()
+  H.define("RpivTodoNormal", M.normal_definition())
+  for group, target in pairs(M.links) do
+    H.define(group, M.color_definition(target))
+  end
+  for group, attrs in pairs(M.attributes) do
+    H.define(group, attrs)
+  end
+end
+
+---Every group this module defines (for :checkhealth and tests).
+---@return string[]
+function M.groups()
+  local out = { "RpivTodoNormal" }
+  for group in pairs(M.links) do
+    out[#out + 1] = group
+  end
+  for group in pairs(M.attributes) do
+    out[#out + 1] = group
+  end
+  table.sort(out)
+  return out
+end
+
+return M

@@ -1,0 +1,448 @@
+-- rpiv_todo.nvim.panel: the floating window that shows the foreground session's list.
+--
+-- Where it goes (see :help rpiv_todo-panel):
+--   * over one ordinary window of the current tab page: the current window, unless that
+--     one is excluded (help, health, quickfix, prompt buffers, the agent's own chat input
+--     and other floats) — then the window it was over, else the largest eligible one;
+--   * in the corner or at the edge `position` names, never wider than that window, and
+--     never over the cursor line: when the cursor comes under it, it moves to the other
+--     edge (top <-> bottom), and when neither edge is free it takes the larger free side
+--     and shows fewer rows (the overlay's summary row counts what is left out);
+--   * no spacer line: `max_widget_lines` rows at most, heading included.
+-- The owner (rpiv_todo.nvim) calls `paint()` after tool calls and on window events, and
+-- `cursor_moved()` on CursorMoved/WinScrolled (cheap: it repaints only when the cursor
+-- reaches the panel or frees its preferred place).
+
+local M = {}
+local H = {}
+
+H.ns = vim.api.nvim_create_namespace("rpiv_todo")
+
+-- State of the float.
+H.buf = nil -- scratch buffer
+H.win = nil -- the floating window, nil while hidden
+H.anchor = nil -- the window it sits over
+H.placed = nil -- { anchor, top, bottom, vertical, preferred_free } rows it covers, 0-based
+H.closing = false -- we are closing it ourselves (WinClosed must not repaint)
+
+---@param handle integer
+---@param kind "win"|"buf"
+---@param name string
+---@param value any
+function M.set_option(handle, kind, name, value)
+  -- nvim_set_option_value takes win/buf from 0.8 on; the older setters are what 0.7 has.
+  if vim.fn.has("nvim-0.8") == 1 then
+    vim.api.nvim_set_option_value(name, value, { [kind] = handle })
+  elseif kind == "win" then
+    vim.api.nvim_win_set_option(handle, name, value)
+  else
+    vim.api.nvim_buf_set_option(handle, name, value)
+  end
+end
+
+---@param handle integer
+---@param kind "win"|"buf"
+---@param name string
+---@return any
+function H.get_option(handle, kind, name)
+  if vim.fn.has("nvim-0.8") == 1 then
+    return vim.api.nvim_get_option_value(name, { [kind] = handle })
+  elseif kind == "win" then
+    return vim.api.nvim_win_get_option(handle, name)
+  end
+  return vim.api.nvim_buf_get_option(handle, name)
+end
+
+---Is `win` a floating window?
+---@param win integer
+---@return boolean
+function M.is_float(win)
+  return vim.api.nvim_win_get_config(win).relative ~= ""
+end
+
+---May the panel sit over `win`? Floats never; excluded filetypes/buftypes, or what the
+---user's `exclude` function says, not either.
+---@param win integer
+---@param config table rpiv_todo.nvim config
+---@return boolean
+function M.eligible(win, config)
+  if not vim.api.nvim_win_is_valid(win) or win == H.win or M.is_float(win) then
+    return false
+  end
+  local buf = vim.api.nvim_win_get_buf(win)
+  local exclude = config.exclude
+  if type(exclude) == "function" then
+    local ok, skip = pcall(exclude, win, buf)
+    return not (ok and skip)
+  end
+  if type(exclude) ~= "table" then
+    return true
+  end
+  local ft = H.get_option(buf, "buf", "filetype")
+  local bt = H.get_option(buf, "buf", "buftype")
+  for _, f in ipairs(exclude.filetypes or {}) do
+    if f == ft then
+      return false
+    end
+  end
+  for _, b in ipairs(exclude.buftypes or {}) do
+    if b == bt then
+      return false
+    end
+  end
+  return true
+end
+
+---The window the panel goes over, or nil (nothing eligible in this tab page).
+---@param config table
+---@return integer|nil
+function M.target(config)
+  local win = config.win
+  if type(win) == "function" then
+    local ok, w = pcall(win)
+    win = ok and w or nil
+  end
+  if win ~= nil and win ~= 0 then
+    -- A host-named window is used as is (the host knows where it wants the list).
+    if type(win) == "number" and vim.api.nvim_win_is_valid(win) and win ~= H.win then
+      return win
+    end
+    return nil
+  end
+  local current = vim.api.nvim_get_current_win()
+  if M.eligible(current, config) then
+    return current
+  end
+  local tab = vim.api.nvim_get_current_tabpage()
+  local anchor = H.anchor
+  if
+    anchor ~= nil
+    and vim.api.nvim_win_is_valid(anchor)
+    and vim.api.nvim_win_get_tabpage(anchor) == tab
+    and M.eligible(anchor, config)
+  then
+    return anchor
+  end
+  local best, area = nil, -1
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+    if M.eligible(w, config) then
+      local a = vim.api.nvim_win_get_width(w) * vim.api.nvim_win_get_height(w)
+      if a > area then
+        best, area = w, a
+      end
+    end
+  end
+  return best
+end
+
+---Plain text and highlight ranges of one segments line, `pad` spaces on each side.
+---@param line table list of { text, group, bold?, strikethrough? }
+---@param pad integer
+---@return string text
+---@return table[] ranges { group, start_col, end_col } in bytes
+function M.flatten(line, pad)
+  local lead = string.rep(" ", pad)
+  local parts, ranges, col = { lead }, {}, #lead
+  for i = 1, #line do
+    local seg = line[i]
+    local text = seg[1]
+    parts[#parts + 1] = text
+    local stop = col + #text
+    if seg[2] then
+      ranges[#ranges + 1] = { seg[2], col, stop }
+    end
+    if seg.bold then
+      ranges[#ranges + 1] = { "RpivTodoBold", col, stop }
+    end
+    if seg.strikethrough then
+      ranges[#ranges + 1] = { "RpivTodoStrikethrough", col, stop }
+    end
+    col = stop
+  end
+  parts[#parts + 1] = lead
+  return table.concat(parts), ranges
+end
+
+function H.ensure_buf()
+  if H.buf == nil or not vim.api.nvim_buf_is_valid(H.buf) then
+    H.buf = vim.api.nvim_create_buf(false, true)
+    M.set_option(H.buf, "buf", "bufhidden", "hide")
+  end
+  return H.buf
+end
+
+---Close the float (it comes back at the next paint).
+function M.hide()
+  local win = H.win
+  H.win, H.anchor, H.placed = nil, nil, nil
+  if win ~= nil and vim.api.nvim_win_is_valid(win) then
+    H.closing = true
+    pcall(vim.api.nvim_win_close, win, true)
+    H.closing = false
+  end
+end
+
+---The float was closed by someone else (`:only`, `:fclose`): forget it. Returns true
+---when it was ours and a repaint should bring it back.
+---@param closed integer
+---@return boolean
+function M.on_win_closed(closed)
+  if closed == H.win and not H.closing then
+    H.win, H.anchor, H.placed = nil, nil, nil
+    return true
+  end
+  return closed == H.anchor
+end
+
+---Columns the border takes on each axis.
+---@param border any
+---@return integer
+function H.border_size(border)
+  if border == nil or border == "none" or border == "" then
+    return 0
+  end
+  if border == "shadow" then
+    return 1 -- right and bottom only; counted once per axis
+  end
+  return 2
+end
+
+---The screen row (0-based, inside the window) of `win`'s cursor line.
+---@param win integer
+---@return integer|nil
+function H.cursor_row(win)
+  local ok, row = pcall(vim.api.nvim_win_call, win, vim.fn.winline)
+  if not ok or type(row) ~= "number" then
+    return nil
+  end
+  return row - 1
+end
+
+---Split a position into its vertical and horizontal parts.
+---@param position string
+---@return string vertical "top"|"bottom"
+---@return string horizontal "left"|"right"|"center"
+function M.split_position(position)
+  local v, h = position:match("^(%a+)%-(%a+)$")
+  if v then
+    return v, h
+  end
+  return position, "center"
+end
+
+---Lines of the overlay for a height budget (nil: the configured one).
+---@param ov table rpiv_todo.Overlay
+---@param state any
+---@param width integer
+---@param budget integer|nil
+---@return table[]
+function H.render(ov, state, width, budget)
+  ov.opts.max_widget_lines = budget
+  local ok, lines = pcall(ov.render, ov, state, width)
+  ov.opts.max_widget_lines = nil
+  if not ok then
+    error(lines, 0)
+  end
+  return lines
+end
+
+---Where the panel goes: the rows it takes for `height` rows at `vertical`, given the
+---cursor's row. Returns vertical, top row, and the rows available when it had to shrink.
+---@param vertical string preferred edge
+---@param height integer rows with the border
+---@param win_h integer
+---@param cursor integer|nil
+---@return string vertical
+---@return integer|nil room rows available (nil: the whole height fits)
+function M.choose_edge(vertical, height, win_h, cursor)
+  if cursor == nil or cursor < 0 or cursor >= win_h then
+    return vertical, nil
+  end
+  local function covers(v)
+    local top = v == "top" and 0 or win_h - height
+    return cursor >= top and cursor < top + height
+  end
+  if not covers(vertical) then
+    return vertical, nil
+  end
+  local other = vertical == "top" and "bottom" or "top"
+  if not covers(other) then
+    return other, nil
+  end
+  -- Neither edge is free: the larger side of the cursor, shrunk to fit.
+  local above, below = cursor, win_h - cursor - 1
+  if above > below then
+    return "top", above
+  elseif below > above then
+    return "bottom", below
+  end
+  return vertical, above
+end
+
+---Paint the panel. `ctx` comes from rpiv_todo.nvim:
+---  { config, ov, state, hint_layout } — `state` is what ov:render accepts.
+---@param ctx table
+function M.paint(ctx)
+  local config = ctx.config
+  local target = M.target(config)
+  if target == nil then
+    M.hide()
+    return
+  end
+  local win_w = vim.api.nvim_win_get_width(target)
+  local win_h = vim.api.nvim_win_get_height(target)
+  local bsize = H.border_size(config.border)
+  local pad = config.padding
+  local max_w = win_w - bsize
+  local mw = config.max_width
+  if type(mw) == "number" then
+    if mw <= 1 then
+      mw = math.floor(win_w * mw)
+    end
+    max_w = math.min(max_w, mw)
+  end
+  local render_w = max_w - 2 * pad
+  if render_w < 8 then
+    M.hide() -- too narrow to say anything
+    return
+  end
+  local lines = H.render(ctx.ov, ctx.state, render_w, nil)
+  if #lines == 0 then
+    M.hide()
+    return
+  end
+  local vertical, horizontal = M.split_position(config.position)
+  local cursor = nil
+  if config.avoid_cursor then
+    cursor = H.cursor_row(target)
+  end
+  local configured = #lines
+  local height = math.min(#lines + bsize, win_h)
+  local edge, room = M.choose_edge(vertical, height, win_h, cursor)
+  if room ~= nil or #lines + bsize > win_h then
+    room = room or win_h
+    local budget = room - bsize
+    if budget < 3 then
+      M.hide() -- no room beside the cursor line
+      return
+    end
+    lines = H.render(ctx.ov, ctx.state, render_w, math.min(budget, configured))
+    height = #lines + bsize
+  end
+
+  local texts, ranges = {}, {}
+  local text_w = 1
+  for i = 1, #lines do
+    texts[i], ranges[i] = M.flatten(lines[i], pad)
+    text_w = math.max(text_w, vim.fn.strdisplaywidth(texts[i]))
+  end
+  text_w = math.min(text_w, max_w)
+  local buf = H.ensure_buf()
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, texts)
+  vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
+  for i = 1, #ranges do
+    for _, r in ipairs(ranges[i]) do
+      -- Extmark highlights combine, so bold and strikethrough layer over the colour.
+      vim.api.nvim_buf_set_extmark(buf, H.ns, i - 1, r[2], { end_col = r[3], hl_group = r[1] })
+    end
+  end
+
+  local outer_w = text_w + bsize
+  local col = 0
+  if horizontal == "right" then
+    col = win_w - outer_w
+  elseif horizontal == "center" then
+    col = math.floor((win_w - outer_w) / 2)
+  end
+  local row = edge == "top" and 0 or win_h - height
+  local float = {
+    relative = "win",
+    win = target,
+    anchor = "NW",
+    row = row,
+    col = math.max(0, col),
+    width = text_w,
+    height = #texts,
+    focusable = false,
+    zindex = config.zindex,
+  }
+  if bsize > 0 then
+    float.border = config.border
+  end
+  if
+    H.win ~= nil
+    and vim.api.nvim_win_is_valid(H.win)
+    and vim.api.nvim_win_get_tabpage(H.win) ~= vim.api.nvim_win_get_tabpage(target)
+  then
+    M.hide() -- a float cannot move to another tab page: open a new one there
+  end
+  if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
+    vim.api.nvim_win_set_config(H.win, float)
+  else
+    float.style = "minimal"
+    float.noautocmd = true
+    H.win = vim.api.nvim_open_win(buf, false, float)
+    M.set_option(H.win, "win", "wrap", false)
+  end
+  M.set_option(
+    H.win,
+    "win",
+    "winhighlight",
+    "Normal:RpivTodoNormal,NormalFloat:RpivTodoNormal,FloatBorder:RpivTodoBorder,EndOfBuffer:RpivTodoNormal"
+  )
+  M.set_option(H.win, "win", "winblend", config.winblend)
+  H.anchor = target
+  local pref_top = vertical == "top" and 0 or win_h - math.min(configured + bsize, win_h)
+  H.placed = {
+    anchor = target,
+    top = row,
+    bottom = row + height - 1,
+    vertical = vertical,
+    -- rows the panel would take at its preferred edge at full size
+    pref_top = pref_top,
+    pref_bottom = pref_top + math.min(configured + bsize, win_h) - 1,
+    moved = edge ~= vertical or #lines < configured,
+  }
+end
+
+---After the cursor moved or the window scrolled: does the panel need to move?
+---@return boolean
+function M.needs_move()
+  local placed = H.placed
+  if placed == nil or H.win == nil then
+    return false
+  end
+  if not vim.api.nvim_win_is_valid(placed.anchor) then
+    return true
+  end
+  local cursor = H.cursor_row(placed.anchor)
+  if cursor == nil then
+    return false
+  end
+  if cursor >= placed.top and cursor <= placed.bottom then
+    return true
+  end
+  -- Moved away earlier: go back once the preferred place is free again.
+  return placed.moved and (cursor < placed.pref_top or cursor > placed.pref_bottom)
+end
+
+---The floating window and its buffer, nil while hidden.
+---@return integer|nil win
+---@return integer|nil buf
+function M.window()
+  if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
+    return H.win, H.buf
+  end
+  return nil, nil
+end
+
+---The window the panel sits over (nil while hidden).
+---@return integer|nil
+function M.anchor()
+  if M.window() then
+    return H.anchor
+  end
+  return nil
+end
+
+return M
