@@ -25,11 +25,11 @@ function H.lines()
   if not win then
     return {}
   end
-  local out = {}
+  local lines = {}
   for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-    out[i] = line:sub(2, -2)
+    lines[i] = line:sub(2, -2)
   end
-  return out
+  return lines
 end
 
 function H.messages()

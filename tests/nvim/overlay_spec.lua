@@ -193,11 +193,14 @@ T.test(":TodosToggle collapses and expands; the collapse key is mapped to it", f
   H.same_lines(H.lines(), { "● Todos (0/2)", "└─ <C-S-t> to expand" }, "collapsed")
   H.same_lines(
     H.lines(),
-    H.render({ collapsed = true, layout = {
-      collapsed_hint = function()
-        return "<C-S-t> to expand"
-      end,
-    } }),
+    H.render({
+      collapsed = true,
+      layout = {
+        collapsed_hint = function()
+          return "<C-S-t> to expand"
+        end,
+      },
+    }),
     "collapsed equals the render with the editor's hint"
   )
   vim.cmd("TodosToggle")
