@@ -621,6 +621,18 @@ end
 -- Painting
 -- ---------------------------------------------------------------------------
 
+---The foreground session, or nil while it has no list yet (looking must not create one:
+---a host may check which sessions exist).
+---@return rpiv_todo.Session|nil
+function H.shown_session()
+  local session = H.session()
+  local id = session.foreground_id()
+  if not session.exists(id) then
+    return nil
+  end
+  return session.get(id)
+end
+
 ---Repaint now: the panel over its window (or hidden), and the list window if open.
 function H.paint()
   if not H.attached then
@@ -632,7 +644,7 @@ function H.paint()
   if H.user_hidden then
     panel.hide()
   else
-    panel.paint({ config = M.config, ov = H.ov, state = H.session().foreground() })
+    panel.paint({ config = M.config, ov = H.ov, state = H.shown_session() })
   end
   local listwin = require("rpiv_todo.nvim.listwin")
   if listwin.window() then
@@ -759,7 +771,7 @@ end
 ---Would the panel show anything (the foreground list has a task to show)?
 ---@return boolean
 function H.has_tasks()
-  return #H.ov:render(H.session().foreground(), 80) > 0
+  return #H.ov:render(H.shown_session(), 80) > 0
 end
 
 ---Collapse or expand the panel (:TodosToggle and the collapse key). With nothing to
@@ -809,8 +821,9 @@ end
 ---@return string title
 function H.list_text()
   local session = H.session()
-  local text, level = H.todo().command.todos(session.foreground(), { interactive = true })
-  local _, counts = H.todo().command.group(session.foreground():state())
+  local state = H.shown_session() or { tasks = {} }
+  local text, level = H.todo().command.todos(state, { interactive = true })
+  local _, counts = H.todo().command.group(type(state.state) == "function" and state:state() or state)
   local title = require("rpiv_todo.i18n").t("overlay-heading")
   local id = session.foreground_id()
   if id ~= session.DEFAULT_ID then
@@ -833,7 +846,7 @@ end
 function M.todos()
   M.attach()
   H.use_editor_locale()
-  local text, level = H.todo().command.todos(nil, { interactive = true })
+  local text, level = H.todo().command.todos(H.shown_session() or { tasks = {} }, { interactive = true })
   local lines, title = H.list_text()
   if lines == nil then
     local vim_level = level == "error" and vim.log.levels.ERROR or vim.log.levels.INFO

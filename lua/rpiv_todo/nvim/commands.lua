@@ -74,7 +74,11 @@ H.ID_STATUSES = {
 ---@return string[]
 function H.ids(statuses, arglead)
   local ok, state = pcall(function()
-    return require("rpiv_todo.session").foreground():state()
+    local session = require("rpiv_todo.session")
+    if not session.exists(session.foreground_id()) then
+      return nil
+    end
+    return session.foreground():state()
   end)
   local out = {}
   if not ok or type(state) ~= "table" then
