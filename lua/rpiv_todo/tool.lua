@@ -588,7 +588,7 @@ function M.reminder(source)
     list = list .. "; and " .. (count - H.REMINDER_NAMED) .. " more"
   end
   local what = count == 1 and "1 task is" or count .. " tasks are"
-  return "Reminder from the todo tool: the last turn ended while "
+  return "Reminder from the todo tool: "
     .. what
     .. " still in_progress: "
     .. list

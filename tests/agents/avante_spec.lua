@@ -290,6 +290,46 @@ T.test("avante: with a sidebar, the list is named after the chat's history file"
   T.contains(again, "#1 In chat 7", "the same list across requests (new session_ctx each prompt)")
 end)
 
+T.test("avante: the reminder reaches the model through avante's system_prompt function", function()
+  local avante = require("avante")
+  local tab = vim.api.nvim_get_current_tabpage()
+  local saved = avante.sidebars[tab]
+  local bufnr = vim.api.nvim_get_current_buf()
+  avante.sidebars[tab] = { chat_history = { filename = "8.json" }, code = { bufnr = bufnr } }
+  local adapter = require("rpiv_todo.adapters.avante")
+  Config.system_prompt = function()
+    return adapter.reminder() or ""
+  end
+  local sidebar_chat = new_chat()
+  sidebar_chat.session_ctx = {}
+  local settled = sidebar_chat.ask("Nothing yet", { text_events("Hello.") })
+  T.eq(adapter.reminder(), nil, "no list yet: nil")
+  local first = sidebar_chat.ask("Start the work", {
+    tool_call_events({
+      '{"action":"create","subject":"Write the parser"}',
+      '{"action":"update","id":1,"status":"in_progress"}',
+    }),
+  })
+  local next_turn = sidebar_chat.ask("Go on", { text_events("Going on.") })
+  Config.system_prompt = nil
+  avante.sidebars[tab] = saved
+  local function system_text(req)
+    for _, m in ipairs(req.body.messages or {}) do
+      if m.role == "system" then
+        return type(m.content) == "string" and m.content or vim.json.encode(m.content)
+      end
+    end
+    return ""
+  end
+  T.eq(system_text(settled[1]):find("Reminder from the todo tool", 1, true), nil, "no reminder before any task")
+  T.eq(system_text(first[1]):find("Reminder from the todo tool", 1, true), nil, "none while nothing is in progress")
+  T.contains(
+    system_text(next_turn[1]),
+    "Reminder from the todo tool: 1 task is still in_progress: #1 Write the parser.",
+    "next turn"
+  )
+end)
+
 T.test("avante: ACP plan update of the chat's list", function()
   local acp = require("rpiv_todo.adapters.acp")
   local n = acp.notification("sess_avante_1", todo.session(A.SESSION))

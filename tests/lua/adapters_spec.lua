@@ -268,7 +268,7 @@ T.test("reminder: English text naming tasks left in_progress, nil when settled",
   s:execute({ action = "update", id = 1, status = "in_progress" })
   T.eq(
     todo.reminder("r"),
-    "Reminder from the todo tool: the last turn ended while 1 task is still in_progress: #1 Write the parser."
+    "Reminder from the todo tool: 1 task is still in_progress: #1 Write the parser."
       .. " Mark a task completed as soon as it is fully done, set it back to pending if you stopped working"
       .. " on it, and keep exactly one task in_progress while you work.",
     "one"

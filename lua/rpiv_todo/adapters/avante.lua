@@ -23,8 +23,9 @@
 -- Sessions: each avante chat has its own list, named after the chat's history file
 -- (`avante:<path>`). avante's `session_ctx` lives for one request only (the sidebar makes a
 -- new one for every prompt), so it names the list only when no sidebar is there (avante.llm
--- driven directly). End of turn: avante has no event to hook; see the README for adding
--- `todo.reminder()` to a prompt. Plain Lua apart from those lookups, which are guarded.
+-- driven directly). End of turn: avante has no hook a tool can use; `M.reminder()` gives
+-- the current chat's reminder for avante's `system_prompt` function (see there). Plain Lua
+-- apart from those lookups, which are guarded.
 
 local M = {}
 local H = {}
@@ -167,6 +168,22 @@ function H.session(option, avante_opts)
     H.contexts[ctx] = id
   end
   return id
+end
+
+---The reminder for the current avante chat (see `todo.reminder`): text naming its tasks
+---left in_progress, or nil. avante has no end-of-turn hook for tools; its `system_prompt`
+---option may be a function, called for every request, which can return this:
+---`system_prompt = function() return require("rpiv_todo.adapters.avante").reminder() or "" end`.
+---@param opts? rpiv_todo.AvanteOptions the options given to `tool()` (for a `session` option)
+---@return string|nil
+function M.reminder(opts)
+  opts = require("rpiv_todo.adapters.options").check("avante", opts, H.OPTIONS)
+  local id = H.session(opts.session, nil)
+  local sessions = require("rpiv_todo.session")
+  if id == nil or not sessions.exists(id) then
+    return nil
+  end
+  return require("rpiv_todo").reminder(id)
 end
 
 ---The avante custom tool. The spec is built now, from the current rpiv_todo.setup().
