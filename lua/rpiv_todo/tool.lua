@@ -316,7 +316,13 @@ function H.read_value(s, i, depth)
     end
     return tonumber(s:sub(i, j - 1)), j
   end
-  return nil, "unexpected " .. (c == "" and "end of text" or "'" .. c .. "'")
+  if c == "" then
+    return nil, "unexpected end of text"
+  elseif c:find("^[%w%p]$") then
+    return nil, "unexpected '" .. c .. "'"
+  end
+  -- Never echo a control character or part of a UTF-8 sequence into the reply.
+  return nil, string.format("unexpected byte 0x%02X", c:byte())
 end
 
 ---Decode JSON text. Returns the value, or nil and what is wrong.

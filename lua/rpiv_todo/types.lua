@@ -55,7 +55,8 @@ local M = {}
 ---@field name "todo"
 ---@field label "Todo"
 ---@field description string
----@field parameters table JSON Schema of the arguments
+---@field parameters table JSON Schema of the arguments (the strict-mode form with `tool({ strict = true })`)
+---@field strict? true set on the strict-mode form
 ---@field prompt_snippet string
 ---@field prompt_guidelines string[]
 ---@field execute fun(params: rpiv_todo.Params|string, ctx?: rpiv_todo.ToolContext): rpiv_todo.Result

@@ -253,6 +253,8 @@ T.test("json_decode: values, escapes, nulls, empty arrays, errors", function()
     T.eq(value, nil, "rejects " .. bad)
     T.eq(type(err), "string", "says why for " .. bad)
   end
+  T.eq(select(2, tool.json_decode("\0")), "unexpected byte 0x00", "a control byte is named, not echoed")
+  T.eq(select(2, tool.json_decode("\195\169")), "unexpected byte 0xC3", "a UTF-8 lead byte is named, not echoed")
   local deep = string.rep("[", 70) .. string.rep("]", 70)
   local value, err = tool.json_decode(deep)
   T.eq(value, nil, "too deep")
