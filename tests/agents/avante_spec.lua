@@ -73,6 +73,7 @@ end
 
 vim.env.OPENAI_API_KEY = "sk-test-not-a-key"
 vim.env.AVANTE_OPENAI_API_KEY = "sk-test-not-a-key"
+vim.env.ANTHROPIC_API_KEY = "sk-ant-test-not-a-key"
 
 local todo = require("rpiv_todo")
 todo.setup({ locale = "en" })
@@ -257,6 +258,102 @@ T.test(
     T.eq(meta.b, 2, "b kept")
   end
 )
+
+-- The model's tool calls as the Claude provider streams them (Anthropic messages SSE).
+local function claude_tool_events(calls)
+  local lines = {
+    "event: message_start",
+    "data: " .. vim.json.encode({
+      type = "message_start",
+      message = { id = "msg_1", usage = { input_tokens = 1, output_tokens = 1 } },
+    }),
+  }
+  for i, arguments in ipairs(calls) do
+    local index = i - 1
+    vim.list_extend(lines, {
+      "event: content_block_start",
+      "data: " .. vim.json.encode({
+        type = "content_block_start",
+        index = index,
+        content_block = {
+          type = "tool_use",
+          id = "toolu_" .. i .. "_" .. #requests,
+          name = "todo",
+          input = vim.empty_dict(),
+        },
+      }),
+      "event: content_block_delta",
+      "data: " .. vim.json.encode({
+        type = "content_block_delta",
+        index = index,
+        delta = { type = "input_json_delta", partial_json = arguments },
+      }),
+      "event: content_block_stop",
+      "data: " .. vim.json.encode({ type = "content_block_stop", index = index }),
+    })
+  end
+  vim.list_extend(lines, {
+    "event: message_delta",
+    "data: "
+      .. vim.json.encode({ type = "message_delta", delta = { stop_reason = "tool_use" }, usage = { output_tokens = 1 } }),
+    "event: message_stop",
+    "data: " .. vim.json.encode({ type = "message_stop" }),
+  })
+  return lines
+end
+
+local function claude_text_events(text)
+  return {
+    "event: message_start",
+    "data: " .. vim.json.encode({
+      type = "message_start",
+      message = { id = "msg_2", usage = { input_tokens = 1, output_tokens = 1 } },
+    }),
+    "event: content_block_start",
+    "data: "
+      .. vim.json.encode({ type = "content_block_start", index = 0, content_block = { type = "text", text = "" } }),
+    "event: content_block_delta",
+    "data: "
+      .. vim.json.encode({ type = "content_block_delta", index = 0, delta = { type = "text_delta", text = text } }),
+    "event: content_block_stop",
+    "data: " .. vim.json.encode({ type = "content_block_stop", index = 0 }),
+    "event: message_delta",
+    "data: "
+      .. vim.json.encode({ type = "message_delta", delta = { stop_reason = "end_turn" }, usage = { output_tokens = 1 } }),
+    "event: message_stop",
+    "data: " .. vim.json.encode({ type = "message_stop" }),
+  }
+end
+
+T.test("avante (Claude provider): JSON null arrives as vim.NIL and deletes the metadata key", function()
+  Config.override({ provider = "claude", providers = { claude = { model = "claude-test" } } })
+  local claude_chat = new_chat()
+  claude_chat.session_ctx = {}
+  local called
+  local stop = todo.listen(function(event, id)
+    if event == "executed" then
+      called = id
+    end
+  end)
+  local ok, sent = pcall(claude_chat.ask, "Tag it", {
+    claude_tool_events({
+      '{"action":"create","subject":"Claude task","metadata":{"a":1,"b":2}}',
+      '{"action":"update","id":1,"metadata":{"a":null}}',
+    }),
+    claude_text_events("Tagged."),
+  })
+  stop()
+  Config.override({ provider = "openai" })
+  answers = {}
+  assert(ok, sent)
+  T.ok(A.find_tool(sent[1].body, "todo") ~= nil, "todo in the Anthropic request")
+  T.eq(A.find_tool(sent[1].body, "todo").input_schema.properties.metadata.type, "object", "input_schema")
+  local meta = todo.session(called):state().tasks[1].metadata
+  T.eq(meta.a, nil, "a deleted")
+  T.eq(meta.b, 2, "b kept")
+  local results_text = vim.json.encode(sent[2].body.messages)
+  T.contains(results_text, "Updated #1", "the tool result went back to Claude")
+end)
 
 T.test("avante: a second chat has its own list", function()
   local other = new_chat()
