@@ -1,102 +1,247 @@
--- Benchmark of the tool-call path over ../shared/bench workloads w1 and w2, run by a real
--- interpreter against the loadable module (see scripts/bench.sh). Prints µs per call:
---   apply       list:apply(params table)  -> result as Lua tables
---   lua floor   plain Lua building the same result tables (copying the snapshot)
---   apply_json  list:apply_json(params JSON text) -> result as JSON text
---   serde floor serde_json writing the same result envelope, timed inside Rust
--- Each figure is the median of RUNS passes over the 10,000 calls.
-local shared = assert(arg[1], "usage: bench.lua <shared/bench dir> [runs]")
-local RUNS = tonumber(arg[2] or "5")
+-- bench.lua -- the figures of issue 13's table, run by a real interpreter against the
+-- loadable module (scripts/bench.sh builds it and sets package.cpath/package.path).
+--
+--   <interp> bench/bench.lua <workloads dir> <anchor dir or ""> [runs]
+--
+-- Each row times the module and, when the plain-Lua anchor (`todo.lua`, `overlay.lua`) is
+-- given, the same work done by the anchor in the same process. Repetitions are interleaved
+-- (module, anchor, module, anchor, ...) and the best of `runs` is reported for each side,
+-- so a busy machine slows both alike. Figures are µs per unit of work; the ratio is
+-- module / anchor (below 1: the module is faster). Nothing here asserts a speed.
+local M = {}
+local H = {}
+
+local dir = assert(arg[1], "usage: bench.lua <workloads dir> <anchor dir or ''> [runs]")
+local anchor_dir = arg[2] ~= "" and arg[2] or nil
+local RUNS = tonumber(arg[3] or "5")
+
 local cjson = require("cjson")
 local core = require("rpiv_todo.core")
+local todo = require("rpiv_todo")
 local clock = os.clock
 
-local function load(name)
-  local f = assert(io.open(shared .. "/" .. name, "rb"))
+---@param name string
+---@return table
+function H.load(name)
+  local f = assert(io.open(dir .. "/" .. name, "rb"))
   local w = cjson.decode(f:read("*a"))
   f:close()
   return w
 end
 
--- Plain Lua building the same result tables from a result it is handed.
-local function build(r)
-  local d = r.details
-  local src = d.tasks
-  local tasks = {}
-  for i = 1, #src do
-    local t = src[i]
-    local c = { id = t.id, subject = t.subject, status = t.status,
-      description = t.description, activeForm = t.activeForm, owner = t.owner }
-    local b = t.blockedBy
-    if b then
-      local copy = {}
-      for j = 1, #b do copy[j] = b[j] end
-      c.blockedBy = copy
-    end
-    local m = t.metadata
-    if m then
-      local copy = {}
-      for k, v in pairs(m) do copy[k] = v end
-      c.metadata = copy
-    end
-    tasks[i] = c
-  end
-  return { content = { { type = "text", text = r.content[1].text } },
-    details = { action = d.action, params = d.params, tasks = tasks, nextId = d.nextId, error = d.error } }
+---Seconds `fn` takes for one pass (it runs `n` units); µs per unit.
+---@param fn fun()
+---@param n integer
+---@return number
+function H.time(fn, n)
+  collectgarbage()
+  local t0 = clock()
+  fn()
+  return (clock() - t0) / n * 1e6
 end
 
-local function median(xs)
-  table.sort(xs)
-  return xs[math.floor((#xs + 1) / 2)]
+---Best of RUNS interleaved passes of `mine` and `theirs` (theirs may be nil).
+---@return number mine, number|nil theirs
+function H.best(mine, theirs, n)
+  local a, b
+  for _ = 1, RUNS do
+    local x = H.time(mine, n)
+    a = (a == nil or x < a) and x or a
+    if theirs then
+      local y = H.time(theirs, n)
+      b = (b == nil or y < b) and y or b
+    end
+  end
+  return a, b
 end
 
-local function run(workload)
-  local ops = workload.ops
-  local texts = {}
-  for i = 1, #ops do texts[i] = cjson.encode(ops[i]) end
-  local n = #ops
-  local apply, lua_floor, apply_json, serde_floor = {}, {}, {}, {}
-  for r = 1, RUNS do
-    -- apply: the whole loop, no per-call clock.
-    local list = core.list()
-    collectgarbage()
-    local t0 = clock()
-    for i = 1, n do list:apply(ops[i]) end
-    apply[r] = (clock() - t0) / n * 1e6
+M.rows = {}
 
-    -- The Lua floor, per call, on the same sequence.
-    list = core.list()
-    local spent = 0
-    for i = 1, n do
-      local res = list:apply(ops[i])
-      local a = clock()
-      build(res)
-      spent = spent + (clock() - a)
-    end
-    lua_floor[r] = spent / n * 1e6
-
-    list = core.list()
-    collectgarbage()
-    t0 = clock()
-    for i = 1, n do list:apply_json(texts[i]) end
-    apply_json[r] = (clock() - t0) / n * 1e6
-
-    list = core.list()
-    spent = 0
-    for i = 1, n do
-      list:apply_json(texts[i])
-      spent = spent + list:serialize_floor()
-    end
-    serde_floor[r] = spent / n * 1e6
+---@param label string
+---@param mine number
+---@param theirs number|nil
+function H.row(label, mine, theirs)
+  M.rows[#M.rows + 1] = { label = label, mine = mine, theirs = theirs }
+  if theirs then
+    print(string.format("%-52s %10.2f %10.2f %7.2f", label, mine, theirs, mine / theirs))
+  else
+    print(string.format("%-52s %10.2f %10s %7s", label, mine, "-", "-"))
   end
-  return median(apply), median(lua_floor), median(apply_json), median(serde_floor)
+  io.stdout:flush()
+end
+
+local A, AO -- the anchor's reducer and overlay, when given
+if anchor_dir then
+  package.path = anchor_dir .. "/?.lua;" .. package.path
+  A = require("todo")
+  AO = require("overlay")
 end
 
 local flavour = (jit and jit.version) or _VERSION
-print(string.format("rpiv_todo %s, %s (%s build), median of %d runs, µs per call", core.version, flavour, core.flavour, RUNS))
-print(string.format("%-4s %9s %10s %6s   %11s %11s %6s", "", "apply", "lua floor", "ratio", "apply_json", "serde floor", "ratio"))
-for _, name in ipairs({ "w1-mutations-50.json", "w2-mutations-500.json" }) do
-  local w = load(name)
-  local a, lf, j, sf = run(w)
-  print(string.format("%-4s %9.2f %10.2f %5.2fx   %11.2f %11.2f %5.2fx", w.workload, a, lf, a / lf, j, sf, j / sf))
+print(
+  string.format(
+    "rpiv_todo %s (%s build) under %s; best of %d interleaved runs; µs per unit",
+    core.version,
+    core.flavour,
+    flavour,
+    RUNS
+  )
+)
+if not anchor_dir then
+  print("anchor comparison skipped: no anchor folder (set RPIV_ANCHOR); module figures only")
 end
+print(string.format("%-52s %10s %10s %7s", "work", "module", "anchor", "ratio"))
+
+-- Tool calls: w1 and w2, JSON text and tables. -----------------------------------------
+for _, name in ipairs({ "w1-mutations-50.json", "w2-mutations-500.json" }) do
+  local w = H.load(name)
+  local ops, n = w.ops, #w.ops
+  local texts = {}
+  for i = 1, n do
+    texts[i] = cjson.encode(ops[i])
+  end
+  local mine, theirs = H.best(function()
+    local list = core.list()
+    for i = 1, n do
+      list:apply_json(texts[i])
+    end
+  end, A and function()
+    local list = A.new()
+    for i = 1, n do
+      list:apply_json(texts[i])
+    end
+  end, n)
+  H.row(w.workload .. " call, JSON text", mine, theirs)
+  mine, theirs = H.best(function()
+    local list = core.list()
+    for i = 1, n do
+      list:apply(ops[i])
+    end
+  end, A and function()
+    local list = A.new()
+    for i = 1, n do
+      list:apply(ops[i])
+    end
+  end, n)
+  H.row(w.workload .. " call, tables", mine, theirs)
+end
+
+-- Replay: 2,000 todo results, and the walk past 1,999 other entries. -------------------
+local w4 = H.load("w4-overlay-tasks.json")
+local snapshot = core.list(w4.state):state()
+
+---A todo tool result holding the 200-task snapshot.
+function H.todo_entry(i)
+  return {
+    type = "message",
+    id = "t" .. i,
+    message = {
+      role = "toolResult",
+      toolName = "todo",
+      toolCallId = "call_" .. i,
+      content = { { type = "text", text = "ok" } },
+      details = {
+        action = "list",
+        params = { action = "list" },
+        tasks = snapshot.tasks,
+        nextId = snapshot.nextId,
+      },
+    },
+  }
+end
+
+---One of the entries between todo results: a user turn, an assistant turn, another tool.
+function H.other_entry(i)
+  local k = i % 3
+  if k == 0 then
+    return { type = "message", id = "u" .. i, message = { role = "user", content = "turn " .. i } }
+  elseif k == 1 then
+    return {
+      type = "message",
+      id = "a" .. i,
+      message = { role = "assistant", content = { { type = "text", text = "working on " .. i } } },
+    }
+  end
+  return {
+    type = "message",
+    id = "b" .. i,
+    message = {
+      role = "toolResult",
+      toolName = "bash",
+      toolCallId = "call_b" .. i,
+      content = { { type = "text", text = "exit 0" } },
+      details = { exitCode = 0, stdout = "done " .. i },
+    },
+  }
+end
+
+local replay_entries = {}
+for i = 1, 2000 do
+  replay_entries[i] = H.todo_entry(i)
+end
+local walk_entries = { H.todo_entry(1) }
+for i = 1, 1999 do
+  walk_entries[#walk_entries + 1] = H.other_entry(i)
+end
+do
+  local REPS = 200
+  local mine, theirs = H.best(function()
+    for _ = 1, REPS do
+      core.replay(replay_entries)
+    end
+  end, A and function()
+    for _ = 1, REPS do
+      A.replay(replay_entries)
+    end
+  end, REPS)
+  H.row("replay, 2,000 entries x 200 tasks, from tables", mine, theirs)
+  mine, theirs = H.best(function()
+    for _ = 1, REPS do
+      core.replay(walk_entries)
+    end
+  end, A and function()
+    for _ = 1, REPS do
+      A.replay(walk_entries)
+    end
+  end, REPS)
+  H.row("replay walk past 1,999 non-todo entries", mine, theirs)
+end
+
+-- Overlay: budget 11, plain, from a list handle; and one live paint per tool call. -----
+do
+  local N = w4.iterations
+  local width = w4.width
+  local list = core.list(w4.state)
+  local opts = { width = width, max_widget_lines = 12, theme = todo.overlay.themes.plain }
+  local aopts = { width = width, max_widget_lines = 12, theme = AO and AO.themes.plain }
+  local alist = A and A.new(w4.state)
+  local mine, theirs = H.best(function()
+    for _ = 1, N do
+      todo.overlay.render(list, opts)
+    end
+  end, A and function()
+    for _ = 1, N do
+      AO.render(alist.tasks, aopts)
+    end
+  end, N)
+  H.row("overlay, budget 11, plain, from a list handle", mine, theirs)
+
+  -- What a front end does after each tool call (nvim.lua's paint): read the session's
+  -- snapshot and render the live overlay from it.
+  local session = todo.session("bench")
+  session.list:replace(w4.state)
+  local ov = todo.overlay.new({ max_widget_lines = 12, theme = "plain" })
+  local alive = AO and AO.new({ max_widget_lines = 12, theme = AO.themes.plain })
+  mine, theirs = H.best(function()
+    for _ = 1, N do
+      ov:render(session:state(), width)
+    end
+  end, A and function()
+    for _ = 1, N do
+      alive:render(alist, width)
+    end
+  end, N)
+  H.row("live paint per tool call (state + render), budget 11", mine, theirs)
+end
+
+return M

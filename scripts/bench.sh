@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# Benchmarks (not tests): the tool-call path over ../shared/bench w1 and w2, the overlay
-# render (w4) and replay (w3), each under LuaJIT and Lua 5.4 with the loadable module
-# built for that interpreter. Prints figures; asserts nothing about speed.
-#   scripts/bench.sh [runs]     (runs: passes per workload, median reported; default 5)
+# Benchmarks (not tests): every row of issue 13's table -- w1 and w2 tool calls (JSON text
+# and tables), replay from tables, the replay walk, the overlay at budget 11 from a list
+# handle, the live paint per tool call -- under LuaJIT and Lua 5.4, each with the loadable
+# module built for that interpreter, side by side with the plain-Lua anchor measured in
+# the same process (interleaved repetitions, best of each). Prints figures; asserts nothing.
+#
+#   scripts/bench.sh [runs]     (runs: interleaved repetitions per row; default 5)
+#
+# The anchor (todo.lua, overlay.lua) is read from $RPIV_ANCHOR, default ../shared/bench/anchor
+# beside the repository; without it the comparison is skipped (said so) and the module's
+# own figures are still printed. Workloads: bench/workloads (see its README). Needs lua-cjson.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 runs=${1:-5}
-shared=$(cd "$ROOT/../shared/bench" && pwd)
+anchor=${RPIV_ANCHOR:-$ROOT/../shared/bench/anchor}
+if [[ -f $anchor/todo.lua && -f $anchor/overlay.lua ]]; then
+    anchor=$(cd "$anchor" && pwd)
+else
+    echo "anchor comparison skipped: no todo.lua and overlay.lua in $anchor (set RPIV_ANCHOR to the anchor folder)"
+    anchor=""
+fi
 for flavour in luajit lua54; do
     dir="$ROOT/target/lua-$flavour"
     scripts/build-module.sh "$flavour" "$dir/rpiv_todo/core.so" >/dev/null
     interp=$(interp_for "$flavour")
     echo
-    "$interp" -e "package.cpath='$dir/?.so;'..package.cpath" bench/bench.lua "$shared" "$runs"
-    "$interp" -e "package.cpath='$dir/?.so;'..package.cpath" bench/overlay.lua "$shared"
+    "$interp" -e "package.cpath='$dir/?.so;'..package.cpath; package.path='$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;'..package.path" \
+        bench/bench.lua "$ROOT/bench/workloads" "$anchor" "$runs"
 done
