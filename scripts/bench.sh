@@ -6,6 +6,7 @@
 # the same process (interleaved repetitions, best of each). Prints figures; asserts nothing.
 #
 #   scripts/bench.sh [runs]     (runs: interleaved repetitions per row; default 5)
+#   RPIV_BENCH_FLAVOURS=luajit scripts/bench.sh    (one interpreter only)
 #
 # The anchor (todo.lua, overlay.lua) is read from $RPIV_ANCHOR, default ../shared/bench/anchor
 # beside the repository; without it the comparison is skipped (said so) and the module's
@@ -22,7 +23,7 @@ else
     echo "anchor comparison skipped: no todo.lua and overlay.lua in $anchor (set RPIV_ANCHOR to the anchor folder)"
     anchor=""
 fi
-for flavour in luajit lua54; do
+for flavour in ${RPIV_BENCH_FLAVOURS:-luajit lua54}; do
     dir="$ROOT/target/lua-$flavour"
     scripts/build-module.sh "$flavour" "$dir/rpiv_todo/core.so" >/dev/null
     interp=$(interp_for "$flavour")

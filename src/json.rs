@@ -1,12 +1,12 @@
-//! The snapshot as JSON: tasks in and out of `serde_json` values, the result envelope
-//! written straight to text, and equality as `JSON.stringify` sees it.
+//! The snapshot as JSON: tasks in and out of `serde_json` values and the result envelope
+//! written straight to text. Knows nothing of the reducer: it writes whatever text and
+//! error a call produced.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::params::{self, kind};
-use crate::reducer::Reply;
+use crate::params::{self, check_nesting, kind};
 use crate::task::{State, Status, Task};
 
 impl Serialize for Status {
@@ -52,8 +52,15 @@ impl Serialize for State {
     }
 }
 
-/// The whole tool result, `{ content, details }`, as JSON text.
-pub fn write_result(out: &mut Vec<u8>, reply: &Reply, params: &Value, state: &State) {
+/// The whole tool result, `{ content, details }`, as JSON text: the reply's `text`, and
+/// `error` when the call was rejected.
+pub fn write_result(
+    out: &mut Vec<u8>,
+    text: &str,
+    error: Option<&str>,
+    params: &Value,
+    state: &State,
+) {
     #[derive(serde::Serialize)]
     struct Part<'a> {
         #[serde(rename = "type")]
@@ -76,16 +83,13 @@ pub fn write_result(out: &mut Vec<u8>, reply: &Reply, params: &Value, state: &St
         details: Details<'a>,
     }
     let envelope = Envelope {
-        content: [Part {
-            kind: "text",
-            text: &reply.text,
-        }],
+        content: [Part { kind: "text", text }],
         details: Details {
             action: params.get("action").unwrap_or(&Value::Null),
             params,
             tasks: &state.tasks,
             next_id: state.next_id,
-            error: reply.error.as_deref(),
+            error,
         },
     };
     // Writing plain data to a Vec cannot fail: no map has non-string keys.
@@ -138,7 +142,10 @@ pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
     };
     let metadata = match map.get("metadata") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => Some(m.clone()),
+        Some(v @ Value::Object(m)) => {
+            check_nesting(&field("metadata"), v)?;
+            Some(m.clone())
+        }
         Some(other) => return Err(Error::input(field("metadata"), "an object", kind(other))),
     };
     const KNOWN: [&str; 8] = [
@@ -151,11 +158,12 @@ pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
         "owner",
         "metadata",
     ];
-    let extra = map
-        .iter()
-        .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    // Keys this model does not know are kept verbatim, under the same nesting rule.
+    let mut extra = Map::new();
+    for (k, v) in map.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())) {
+        check_nesting(&field(k), v)?;
+        extra.insert(k.clone(), v.clone());
+    }
     Ok(Task {
         id,
         subject,
@@ -196,71 +204,10 @@ pub fn state_from_value(v: &Value) -> Result<State> {
     Ok(State { tasks, next_id })
 }
 
-/// Equality as `JSON.stringify(a) === JSON.stringify(b)` decides it: object keys in
-/// JavaScript's order (integer-like keys ascending, then the rest in insertion order),
-/// numbers by value.
-pub fn js_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(i), Some(j)) => i == j,
-            _ => x.as_f64() == y.as_f64(),
-        },
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| js_equal(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => js_equal_maps(x, y),
-        _ => a == b,
-    }
-}
-
-pub fn js_equal_maps(x: &Map<String, Value>, y: &Map<String, Value>) -> bool {
-    x.len() == y.len()
-        && js_key_order(x)
-            .zip(js_key_order(y))
-            .all(|((k1, v1), (k2, v2))| k1 == k2 && js_equal(v1, v2))
-}
-
-/// A JavaScript array index: the canonical decimal form of an integer below 2^32 - 1.
-fn array_index(key: &str) -> Option<u32> {
-    let n: u32 = key.parse().ok()?;
-    (n != u32::MAX && n.to_string() == key).then_some(n)
-}
-
-fn js_key_order(m: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
-    let mut indexed: Vec<(u32, (&String, &Value))> = m
-        .iter()
-        .filter_map(|kv| array_index(kv.0).map(|n| (n, kv)))
-        .collect();
-    indexed.sort_by_key(|(n, _)| *n);
-    indexed
-        .into_iter()
-        .map(|(_, kv)| kv)
-        .chain(m.iter().filter(|(k, _)| array_index(k).is_none()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn js_equality_follows_stringify_key_order() {
-        assert!(js_equal(&json!({"a": 1, "b": 2}), &json!({"a": 1, "b": 2})));
-        assert!(!js_equal(
-            &json!({"a": 1, "b": 2}),
-            &json!({"b": 2, "a": 1})
-        ));
-        // Integer-like keys always come first, in ascending order.
-        assert!(js_equal(
-            &json!({"b": 1, "10": 2, "2": 3}),
-            &json!({"2": 3, "b": 1, "10": 2})
-        ));
-        assert!(!js_equal(
-            &json!({"b": 1, "01": 2}),
-            &json!({"01": 2, "b": 1})
-        ));
-        assert!(js_equal(&json!([1, 2.0]), &json!([1.0, 2])));
-    }
 
     #[test]
     fn a_snapshot_round_trips_with_unknown_keys_kept() {

@@ -17,7 +17,8 @@
 //! ```
 //!
 //! The core is plain Rust and knows nothing of Lua: [`task`] (model and transitions),
-//! [`params`], [`reducer`], [`graph`], [`json`] (snapshots and the result envelope),
+//! [`params`], [`reducer`], [`call`] (one call from JSON text to JSON text), [`graph`],
+//! [`json`] (snapshots and the result envelope), [`js`] (JSON as JavaScript compares it),
 //! [`sanitize`], [`replay`], [`overlay`] (budget selection), [`width`] and [`i18n`].
 //! The `lua` module is the boundary.
 //!
@@ -44,9 +45,11 @@ compile_error!(
     "rpiv_todo: pick a link mode: `vendored` (embed Lua) or `module` (loadable library)"
 );
 
+pub mod call;
 pub mod error;
 pub mod graph;
 pub mod i18n;
+pub mod js;
 pub mod json;
 pub mod overlay;
 pub mod params;

@@ -57,47 +57,112 @@ pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 impl Params {
     /// Check `value` against the schema. Unknown keys are allowed (and echoed in
-    /// `details.params`); known keys must have the schema's type.
+    /// `details.params`); known keys must have the schema's type. Fields are checked in
+    /// one fixed order (`ORDER`, then unknown keys by name), whatever order the arguments
+    /// came in, so a call with two bad fields gets the same error from Lua tables and
+    /// from JSON text.
     pub fn from_value(value: &Value) -> Result<Params> {
         let Value::Object(map) = value else {
             return Err(Error::input("arguments", "an object", kind(value)));
         };
-        let mut p = Params::default();
-        for (key, v) in map {
-            if v.is_null() {
-                continue;
-            }
-            match key.as_str() {
-                "action" => p.action = Some(action(v)?),
-                "subject" => p.subject = Some(string("subject", v)?),
-                "description" => p.description = Some(string("description", v)?),
-                "activeForm" => p.active_form = Some(string("activeForm", v)?),
-                "owner" => p.owner = Some(string("owner", v)?),
-                "status" => p.status = Some(status(v)?),
-                "blockedBy" => p.blocked_by = Some(ids("blockedBy", v)?),
-                "addBlockedBy" => p.add_blocked_by = Some(ids("addBlockedBy", v)?),
-                "removeBlockedBy" => p.remove_blocked_by = Some(ids("removeBlockedBy", v)?),
-                "metadata" => match v {
-                    Value::Object(m) => p.metadata = Some(m.clone()),
-                    _ => return Err(Error::input("metadata", "an object", kind(v))),
-                },
-                "id" => p.id = Some(id("id", v)?),
-                "includeDeleted" => match v {
-                    Value::Bool(b) => p.include_deleted = Some(*b),
-                    _ => return Err(Error::input("includeDeleted", "a boolean", kind(v))),
-                },
-                _ => {}
-            }
+        let get = |key: &str| map.get(key).filter(|v| !v.is_null());
+        let mut p = Params {
+            action: match get("action") {
+                Some(v) => Some(action(v)?),
+                None => {
+                    return Err(Error::input(
+                        "action",
+                        "one of create, update, list, get, delete, clear",
+                        "nothing",
+                    ))
+                }
+            },
+            ..Params::default()
+        };
+        if let Some(v) = get("id") {
+            p.id = Some(id("id", v)?);
         }
-        if p.action.is_none() {
-            return Err(Error::input(
-                "action",
-                "one of create, update, list, get, delete, clear",
-                "nothing",
-            ));
+        let text = |key: &str| get(key).map(|v| string(key, v)).transpose();
+        p.subject = text("subject")?;
+        p.description = text("description")?;
+        p.active_form = text("activeForm")?;
+        p.owner = text("owner")?;
+        if let Some(v) = get("status") {
+            p.status = Some(status(v)?);
+        }
+        let id_list = |key: &str| get(key).map(|v| ids(key, v)).transpose();
+        p.blocked_by = id_list("blockedBy")?;
+        p.add_blocked_by = id_list("addBlockedBy")?;
+        p.remove_blocked_by = id_list("removeBlockedBy")?;
+        match get("includeDeleted") {
+            None => {}
+            Some(Value::Bool(b)) => p.include_deleted = Some(*b),
+            Some(v) => return Err(Error::input("includeDeleted", "a boolean", kind(v))),
+        }
+        match get("metadata") {
+            None => {}
+            Some(v @ Value::Object(m)) => {
+                check_nesting("metadata", v)?;
+                p.metadata = Some(m.clone());
+            }
+            Some(v) => return Err(Error::input("metadata", "an object", kind(v))),
+        }
+        // Unknown keys are echoed in the snapshot's entry: they obey the same nesting rule,
+        // so that whatever was accepted can be read back.
+        let mut unknown: Vec<(&String, &Value)> = map
+            .iter()
+            .filter(|(k, v)| (v.is_array() || v.is_object()) && !ORDER.contains(&k.as_str()))
+            .collect();
+        if !unknown.is_empty() {
+            unknown.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (k, v) in unknown {
+                check_nesting(k, v)?;
+            }
         }
         Ok(p)
     }
+}
+
+/// The fields `Params::from_value` reads, in the order it checks them.
+pub const ORDER: [&str; 12] = [
+    "action",
+    "id",
+    "subject",
+    "description",
+    "activeForm",
+    "owner",
+    "status",
+    "blockedBy",
+    "addBlockedBy",
+    "removeBlockedBy",
+    "includeDeleted",
+    "metadata",
+];
+
+/// The deepest nesting of a value the list stores (an argument's value, metadata, a
+/// snapshot's task field), counted from that value: `{}` is one level, `{"a": {}}` two.
+/// The same rule holds wherever a value enters (arguments as tables or JSON text, a
+/// snapshot a host hands over, replay), so whatever the tool accepted and wrote, it reads
+/// back. JSON text itself may nest up to 128 levels (serde_json's limit), which leaves
+/// room for the envelope and a branch entry around a value at this limit.
+pub const MAX_NESTING: usize = 64;
+
+/// What `check_nesting` says a value should be.
+pub const TOO_DEEP: &str = "nesting at most 64 levels deep";
+
+/// Refuse a value nested deeper than `MAX_NESTING`, naming `field`.
+pub fn check_nesting(field: &str, v: &Value) -> Result<()> {
+    fn deeper_than(v: &Value, levels: usize) -> bool {
+        match v {
+            Value::Array(items) => levels == 0 || items.iter().any(|x| deeper_than(x, levels - 1)),
+            Value::Object(map) => levels == 0 || map.values().any(|x| deeper_than(x, levels - 1)),
+            _ => false,
+        }
+    }
+    if deeper_than(v, MAX_NESTING) {
+        return Err(Error::input(field, TOO_DEEP, "deeper nesting"));
+    }
+    Ok(())
 }
 
 /// How a value is described in an error: its JSON type, with the value when short.

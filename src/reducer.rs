@@ -210,7 +210,7 @@ fn same_task(a: &Task, b: &Task) -> bool {
         && a.owner == b.owner
         && match (&a.metadata, &b.metadata) {
             (None, None) => true,
-            (Some(x), Some(y)) => crate::json::js_equal_maps(x, y),
+            (Some(x), Some(y)) => crate::js::equal_maps(x, y),
             _ => false,
         }
 }

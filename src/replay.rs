@@ -9,21 +9,44 @@ use serde_json::Value;
 use crate::json::state_from_value;
 use crate::task::State;
 
-/// The snapshot `{ tasks, nextId }` an entry carries, when it is a todo tool result:
-/// `type == "message"`, `message.role == "toolResult"`, `message.toolName == "todo"`, and
-/// `message.details` with an array `tasks` and a numeric `nextId`.
+/// What makes an entry a todo tool result, checked in this order by every reader (JSON
+/// values here, Lua tables with raw reads in the boundary): `entry[TYPE] == MESSAGE`, and
+/// in `entry[MESSAGE]`: `[ROLE] == TOOL_RESULT`, `[TOOL_NAME] == TODO`, and `[DETAILS]`
+/// holding an array `[TASKS]` and a number `[NEXT_ID]`.
+pub mod rule {
+    pub const TYPE: &str = "type";
+    pub const MESSAGE: &str = "message";
+    pub const ROLE: &str = "role";
+    pub const TOOL_RESULT: &str = "toolResult";
+    pub const TOOL_NAME: &str = "toolName";
+    pub const TODO: &str = "todo";
+    pub const DETAILS: &str = "details";
+    pub const TASKS: &str = "tasks";
+    pub const NEXT_ID: &str = "nextId";
+}
+
+/// The snapshot `{ tasks, nextId }` an entry carries, when it is a todo tool result (see
+/// `rule`).
 pub fn snapshot(entry: &Value) -> Option<&Value> {
-    if entry.get("type")?.as_str()? != "message" {
+    use rule::*;
+    if entry.get(TYPE)?.as_str()? != MESSAGE {
         return None;
     }
-    let message = entry.get("message")?;
-    if message.get("role")?.as_str()? != "toolResult"
-        || message.get("toolName")?.as_str()? != "todo"
-    {
+    let message = entry.get(MESSAGE)?;
+    if message.get(ROLE)?.as_str()? != TOOL_RESULT || message.get(TOOL_NAME)?.as_str()? != TODO {
         return None;
     }
-    let details = message.get("details")?;
-    (details.get("tasks")?.is_array() && details.get("nextId")?.is_number()).then_some(details)
+    let details = message.get(DETAILS)?;
+    (details.get(TASKS)?.is_array() && details.get(NEXT_ID)?.is_number()).then_some(details)
+}
+
+/// The state a winning entry's `tasks` and `nextId` make (the rest of `details` is not
+/// read: the echoed arguments, say, cannot make a good snapshot fail).
+pub fn state_from_parts(tasks: Value, next_id: Value) -> Option<State> {
+    let mut map = serde_json::Map::with_capacity(2);
+    map.insert(rule::TASKS.into(), tasks);
+    map.insert(rule::NEXT_ID.into(), next_id);
+    state_from_value(&Value::Object(map)).ok()
 }
 
 /// The list as of the last snapshot among `entries` (newest last); the empty list when

@@ -23,6 +23,8 @@ pub struct Ctx {
     serde_mt: Table,
     /// Neovim's `vim.NIL`, when loaded inside Neovim.
     vim_nil: Option<LuaValue>,
+    /// What the raw reads compare with, made once (`from_lua::Const` names the slots).
+    consts: Table,
 }
 
 impl Ctx {
@@ -48,10 +50,19 @@ impl Ctx {
             .flatten()
             .and_then(|vim| vim.get::<LuaValue>("NIL").ok())
             .filter(|v| !v.is_nil());
+        let serde_mt = lua.array_metatable();
+        let consts = lua.create_table()?;
+        consts.raw_push(array_mt.clone())?;
+        consts.raw_push(serde_mt.clone())?;
+        consts.raw_push(vim_nil.clone().unwrap_or(LuaValue::Boolean(false)))?;
+        for s in from_lua::Const::STRINGS {
+            consts.raw_push(s)?;
+        }
         Ok(Ctx {
             array_mt,
-            serde_mt: lua.array_metatable(),
+            serde_mt,
             vim_nil,
+            consts,
         })
     }
 
@@ -90,7 +101,7 @@ impl Ctx {
 
 /// A snapshot the host hands over (`core.apply`, `list:replace`): a table, a JSON string
 /// or nil for the empty list. A malformed one is the host's mistake: a Lua error.
-fn state_arg(ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<State> {
+fn state_arg(lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<State> {
     let value = match v {
         LuaValue::Nil => return Ok(State::default()),
         LuaValue::String(s) => {
@@ -104,7 +115,7 @@ fn state_arg(ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<State> {
                 "another userdata",
             )),
         },
-        other => from_lua::value(ctx, other, "state", 0, from_lua::Empty::Object),
+        other => from_lua::value(lua, ctx, other, "state", from_lua::Empty::Object),
     };
     value
         .and_then(|v| crate::json::state_from_value(&v))
@@ -151,7 +162,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, (state, params): (LuaValue, LuaValue)| {
             guarded("apply", || {
                 let ctx = Ctx::get(lua)?;
-                let mut s = state_arg(&ctx, &state, "apply")?;
+                let mut s = state_arg(lua, &ctx, &state, "apply")?;
                 let result = list::call(lua, &ctx, &mut s, params)?;
                 let rejected = result.get::<Table>("details")?.contains_key("error")?;
                 let next = if rejected && !state.is_nil() {
@@ -168,7 +179,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, state: LuaValue| {
             guarded("list", || {
                 let ctx = Ctx::get(lua)?;
-                Ok(List::new(state_arg(&ctx, &state, "list")?))
+                Ok(List::new(state_arg(lua, &ctx, &state, "list")?))
             })
         })?,
     )?;
@@ -177,7 +188,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, entries: LuaValue| {
             guarded("replay", || {
                 let ctx = Ctx::get(lua)?;
-                let state = replay(&ctx, &entries)?;
+                let state = replay(lua, &ctx, &entries)?;
                 to_lua::state(lua, &ctx.array_mt, &state)
             })
         })?,
@@ -283,7 +294,7 @@ fn overlay_layout(
             })
         }
         other => {
-            let s = state_arg(&ctx, other, "overlay_layout")?;
+            let s = state_arg(lua, &ctx, other, "overlay_layout")?;
             let list = lua.create_userdata(List::new(s))?;
             overlay_layout(lua, &LuaValue::UserData(list), budget, hidden)
         }
@@ -291,7 +302,7 @@ fn overlay_layout(
 }
 
 /// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.
-fn replay(ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
+fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
     match entries {
         LuaValue::String(s) => {
             let bytes = s.as_bytes();
@@ -303,33 +314,7 @@ fn replay(ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
                 .filter_map(|r| serde_json::from_str::<Value>(r.get()).ok());
             Ok(crate::replay::replay(parsed))
         }
-        LuaValue::Table(t) => {
-            let n = t.raw_len();
-            let mut found = None;
-            for i in (1..=n).rev() {
-                let entry: LuaValue = t.raw_get(i)?;
-                if let Some(details) = lua_snapshot(&entry) {
-                    // Only the snapshot is read: whatever else `details` holds (the echoed
-                    // params, say) cannot make a good snapshot fail.
-                    let part = |key: &str, empty| {
-                        let v: LuaValue = details.raw_get(key).unwrap_or(LuaValue::Nil);
-                        from_lua::value(ctx, &v, key, 0, empty)
-                    };
-                    let snapshot = part("tasks", from_lua::Empty::Array).and_then(|tasks| {
-                        let next = part("nextId", from_lua::Empty::Object)?;
-                        Ok(serde_json::json!({ "tasks": tasks, "nextId": next }))
-                    });
-                    if let Some(s) = snapshot
-                        .ok()
-                        .and_then(|v| crate::json::state_from_value(&v).ok())
-                    {
-                        found = Some(s);
-                        break;
-                    }
-                }
-            }
-            Ok(found.unwrap_or_default())
-        }
+        LuaValue::Table(t) => Ok(from_lua::raw::replay(lua, ctx, t)?.unwrap_or_default()),
         LuaValue::Nil => Ok(State::default()),
         _ => Err(api_error(
             "replay",
@@ -340,31 +325,6 @@ fn replay(ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
             ),
         )),
     }
-}
-
-/// The predicate of `replay::snapshot`, read straight off Lua tables so that only the
-/// winning entry is converted.
-fn lua_snapshot(entry: &LuaValue) -> Option<Table> {
-    let LuaValue::Table(e) = entry else {
-        return None;
-    };
-    let s = |t: &Table, k: &str| t.raw_get::<Option<mlua::String>>(k).ok().flatten();
-    if s(e, "type")?.as_bytes().as_ref() != b"message" {
-        return None;
-    }
-    let m: Table = e.raw_get::<Option<Table>>("message").ok().flatten()?;
-    if s(&m, "role")?.as_bytes().as_ref() != b"toolResult"
-        || s(&m, "toolName")?.as_bytes().as_ref() != b"todo"
-    {
-        return None;
-    }
-    let d: Table = m.raw_get::<Option<Table>>("details").ok().flatten()?;
-    let tasks = d.raw_get::<Option<Table>>("tasks").ok().flatten()?;
-    let next = d.raw_get::<LuaValue>("nextId").ok()?;
-    // An empty table counts as an empty array: hosts' JSON decoders cannot tell `{}` from `[]`.
-    let tasks_is_array =
-        tasks.raw_len() > 0 || tasks.pairs::<LuaValue, LuaValue>().next().is_none();
-    (tasks_is_array && matches!(next, LuaValue::Integer(_) | LuaValue::Number(_))).then_some(d)
 }
 
 /// Register `rpiv_todo.core` and the embedded Lua scripts in `package.preload`, so that

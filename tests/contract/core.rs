@@ -138,6 +138,10 @@ fn every_replay_case_gives_the_recorded_state_from_tables_and_from_json_text() {
 #[test]
 fn bad_input_comes_back_in_band_naming_the_field_with_the_list_untouched() {
     let lua = lua();
+    let cyclic = format!(
+        "Error: metadata{}: expected nesting at most 64 levels deep, got deeper nesting (a cyclic table?)",
+        ".t".repeat(127)
+    );
     let cases: Vec<(&str, &str)> = vec![
         ("{ action = 'frob' }", "Error: action: expected one of create, update, list, get, delete, clear, got string \"frob\""),
         ("{}", "Error: action: expected one of create, update, list, get, delete, clear, got nothing"),
@@ -156,8 +160,9 @@ fn bad_input_comes_back_in_band_naming_the_field_with_the_list_untouched() {
         ("{ action = 'create', subject = print }", "Error: subject: expected a JSON value, got a function"),
         ("{ action = 'create', subject = 'x', blockedBy = { 1, nil, 3 } }", "Error: blockedBy: expected an array (keys 1..n) or an object (string keys), got a table with other keys"),
         ("{ action = 'create', subject = 'x', metadata = { 1, a = 2 } }", "Error: metadata: expected an array (keys 1..n) or an object (string keys), got a table with other keys"),
+        // A cyclic table stops where JSON text would (serde_json's 128 levels).
         ("(function() local t = {}; t.t = t; return { action = 'create', subject = 'x', metadata = t } end)()",
-         "Error: metadata.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t.t: expected nesting at most 64 levels deep (a cyclic table?), got deeper nesting"),
+         cyclic.as_str()),
         ("'{\"action\": '", "Error: arguments: expected a JSON object, got text that does not parse (EOF while parsing a value at line 1 column 11)"),
         ("'[1]'", "Error: arguments: expected an object, got an array"),
         ("'\"\\255\"'", "Error: arguments: expected UTF-8 JSON text, got bytes that are not UTF-8"),
