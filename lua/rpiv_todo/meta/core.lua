@@ -51,10 +51,6 @@ function List:replace(state) end
 ---@return integer
 function List:next_id() end
 
----Benchmark floor: seconds serde_json takes to write the envelope the last apply_json returned.
----@return number
-function List:serialize_floor() end
-
 ---@class rpiv_todo.core
 ---@field version string the crate version; the Lua scripts refuse a core of another version
 ---@field flavour "lua54"|"lua51"|"luajit" the Lua this build links against
