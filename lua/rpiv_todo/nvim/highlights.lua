@@ -58,12 +58,24 @@ function H.listing(group)
   return (out:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
 end
 
----May this module (re)define `group`: undefined, cleared, or still what we set?
+-- The link each group starts with: `:highlight clear` (what a colorscheme begins with)
+-- puts a `default link` back, even after the group was given colours since.
+H.DEFAULT_LINK = { RpivTodoNormal = "NormalFloat" }
+for group, target in pairs(M.links) do
+  H.DEFAULT_LINK[group] = target
+end
+
+---May this module (re)define `group`: undefined, cleared, back to its default link, or
+---still what we set?
 ---@param group string
 ---@return boolean
 function H.is_ours(group)
   local now = H.listing(group)
   if now == "" or now:find(" cleared$") then
+    return true
+  end
+  local target = H.DEFAULT_LINK[group]
+  if target ~= nil and now:find(" links to " .. target .. "$") and not now:find("=") then
     return true
   end
   return H.ours[group] ~= nil and H.ours[group] == now

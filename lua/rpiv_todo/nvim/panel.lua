@@ -402,10 +402,12 @@ function M.paint(ctx)
     pref_top = pref_top,
     pref_bottom = pref_top + math.min(configured + bsize, win_h) - 1,
     moved = edge ~= vertical or #lines < configured,
+    win_w = win_w,
+    win_h = win_h,
   }
 end
 
----After the cursor moved or the window scrolled: does the panel need to move?
+---After the cursor moved, the window scrolled or changed size: does the panel need to move?
 ---@return boolean
 function M.needs_move()
   local placed = H.placed
@@ -413,6 +415,13 @@ function M.needs_move()
     return false
   end
   if not vim.api.nvim_win_is_valid(placed.anchor) then
+    return true
+  end
+  -- A size change (WinScrolled reports those too before 0.9 has WinResized).
+  if
+    vim.api.nvim_win_get_width(placed.anchor) ~= placed.win_w
+    or vim.api.nvim_win_get_height(placed.anchor) ~= placed.win_h
+  then
     return true
   end
   local cursor = H.cursor_row(placed.anchor)

@@ -1,0 +1,115 @@
+-- tests/nvim/sessions_spec.lua: which session the panel and :Todos show, in headless
+-- Neovim 0.7.2 and current (through scripts/nvim-runner.lua). Agent plugins name their
+-- sessions (one per chat): by default the panel follows the session of the most recent
+-- tool call; foreground(id) pins one; foreground(nil) follows again.
+
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local H = {}
+
+-- Neovim starts with no plugins (--noplugin): source ours the way startup would.
+vim.cmd("runtime plugin/rpiv_todo.lua")
+
+local todo = require("rpiv_todo")
+
+H.notes = {}
+vim.notify = function(msg, level)
+  H.notes[#H.notes + 1] = { msg = msg, level = level }
+end
+
+---The panel's lines, trimmed (nil while hidden).
+function H.panel()
+  local win, buf = require("rpiv_todo.nvim").window()
+  if not win then
+    return nil
+  end
+  local out = {}
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    out[i] = vim.trim(line)
+  end
+  return out
+end
+
+---What :Todos shows (the list window's text), its window closed again.
+function H.todos()
+  H.notes = {}
+  vim.cmd("Todos")
+  local listwin = require("rpiv_todo.nvim.listwin")
+  local win, buf = listwin.window()
+  if not win then
+    return H.notes[1] and H.notes[1].msg
+  end
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  listwin.close()
+  return text
+end
+
+T.test("the first call of a named session paints that session (nothing attached before)", function()
+  T.eq(package.loaded["rpiv_todo.nvim"] == nil or not require("rpiv_todo.nvim").attached(), true, "not attached yet")
+  todo.setup({ locale = "en" })
+  -- What an agent plugin does: the tool spec's execute with its chat's session id.
+  todo.tool().execute({ action = "create", subject = "Plan chat one" }, { session = "chat-1" })
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat one" }, "panel")
+  T.eq(H.todos(), "1 pending\n── Pending ──\n  ○ #1 Plan chat one", ":Todos")
+  T.eq(todo.foreground().id, "chat-1", "the foreground session")
+end)
+
+T.test("the panel follows the session of the latest tool call", function()
+  local nv = require("rpiv_todo.nvim")
+  nv.execute({ action = "create", subject = "Plan chat two" }, { session = "chat-2" })
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat two" }, "chat-2 after its call")
+  nv.execute({ action = "update", id = 1, status = "in_progress" }, { session = "chat-1" })
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ◐ Plan chat one" }, "chat-1 after its call")
+  T.eq(nv.pinned(), nil, "nothing pinned")
+end)
+
+T.test("foreground(id) pins a session: calls elsewhere no longer move the panel", function()
+  local nv = require("rpiv_todo.nvim")
+  nv.foreground("chat-2")
+  T.eq(nv.pinned(), "chat-2", "pinned")
+  nv.execute({ action = "create", subject = "Second step" }, { session = "chat-1" })
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat two" }, "still chat-2")
+  T.eq(H.todos(), "1 pending\n── Pending ──\n  ○ #1 Plan chat two", ":Todos shows the pinned session")
+  -- A host pinning through the Lua layer pins too.
+  todo.foreground("chat-1")
+  T.eq(nv.pinned(), "chat-1", "pinned through rpiv_todo.foreground")
+  nv.execute({ action = "create", subject = "Elsewhere" }, { session = "chat-3" })
+  T.eq(H.panel()[1], "● Todos (0/2)", "chat-1 stays")
+end)
+
+T.test("foreground(nil) follows again, at once showing the latest call's session", function()
+  local nv = require("rpiv_todo.nvim")
+  local session = nv.foreground(nil)
+  T.eq(nv.pinned(), nil, "following")
+  T.eq(session.id, "chat-3", "the latest call was in chat-3")
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Elsewhere" }, "chat-3's list")
+  T.eq(nv.foreground().id, "chat-3", "foreground() only reads")
+  T.eq(nv.pinned(), nil, "and pins nothing")
+end)
+
+T.test("a replay of another session does not take the panel; a tool call does", function()
+  local nv = require("rpiv_todo.nvim")
+  nv.replay("restored", {
+    {
+      role = "toolResult",
+      toolName = "todo",
+      details = {
+        action = "list",
+        params = {},
+        nextId = 2,
+        tasks = { { id = 1, subject = "From history", status = "pending" } },
+      },
+    },
+  })
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Elsewhere" }, "still chat-3")
+  nv.execute({ action = "list" }, { session = "restored" })
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ○ From history" }, "the restored chat after its call")
+end)
+
+T.test("a rejected call still brings its session forward (the model is working there)", function()
+  local nv = require("rpiv_todo.nvim")
+  local result = nv.execute({ action = "get", id = 42 }, { session = "chat-2" })
+  T.contains(result.content[1].text, "Error", "rejected")
+  T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat two" }, "chat-2")
+end)
+
+T.finish()
