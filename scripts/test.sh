@@ -7,7 +7,8 @@
 #      `cargo install stylua --locked`; each only when missing. A failed install fails
 #      this step, and the checks that need the tool fail too (never a silent skip)
 #   2. cargo fmt --check, cargo clippy -D warnings; stylua --check and luacheck over the
-#      Lua files (.stylua.toml, .luacheckrc)
+#      Lua files (.stylua.toml, .luacheckrc); cargo doc with warnings as errors; cargo
+#      package --list without warnings, build outputs or missing sources
 #   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
 #      builds (target/lua-<flavour>/rpiv_todo/core.so), the refused combinations
 #   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build;
@@ -344,6 +345,32 @@ luarocks_tests() {
     step "luarocks make (Lua 5.1) and a tool call from the installed rock" rock_test 5.1 lua51
 }
 
+doc_check() {
+    RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --no-deps --quiet
+}
+
+# What crates.io would get: no warning from cargo, no build output, every source the
+# build reads.
+package_check() {
+    local list err="$SCRATCH/package.stderr" bad file
+    list=$(cargo package --list --allow-dirty 2>"$err") || { cat "$err"; return 1; }
+    if [[ -s $err ]]; then
+        echo "cargo package --list warned:"
+        cat "$err"
+        return 1
+    fi
+    bad=$(grep -E '(^|/)target/|\.(so|dylib|dll|rlib|rock)$' <<<"$list")
+    if [[ -n $bad ]]; then
+        echo "build outputs in the package:"
+        echo "$bad"
+        return 1
+    fi
+    for file in Cargo.toml build.rs src/lib.rs lua/rpiv_todo/init.lua locales/en/todo.ftl README.md LICENSE; do
+        grep -qx "$file" <<<"$list" || { echo "missing from the package: $file"; return 1; }
+    done
+    echo "$(wc -l <<<"$list") files, none of them a build output"
+}
+
 fmt_check() {
     if ! cargo fmt --version >/dev/null 2>&1; then
         echo "rustfmt is not installed (rustup component add rustfmt): format check skipped"
@@ -370,6 +397,8 @@ step "cargo fmt --check" fmt_check
 step "cargo clippy -D warnings (default; module,luajit)" clippy
 step "stylua --check ${STYLUA_DIRS[*]}" stylua_check
 step "luacheck (.luacheckrc)" lua_lint
+step "cargo doc (warnings are errors)" doc_check
+step "cargo package --list" package_check
 features_steps
 lua_specs
 hostile_tests

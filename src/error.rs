@@ -3,13 +3,18 @@
 
 use thiserror::Error;
 
+/// Why a call or a state was refused. `Display` gives the short lowercase message that
+/// follows `Error: ` in the reply (for example `id: expected an integer, got 2.5`).
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum Error {
     /// An argument the model wrote does not fit the schema.
     #[error("{field}: expected {expected}, got {got}")]
     Input {
+        /// The argument, as the schema names it (`id`, `blockedBy[2]`, ...).
         field: String,
+        /// What the schema wants there (`an integer`, ...).
         expected: &'static str,
+        /// What arrived instead, described briefly (`a string`, `2.5`, ...).
         got: String,
     },
     /// The arguments were a string that is not JSON.
@@ -21,6 +26,7 @@ pub enum Error {
 }
 
 impl Error {
+    /// An [`Error::Input`] for `field`: `expected` is what the schema wants, `got` what came.
     pub fn input(
         field: impl Into<String>,
         expected: &'static str,
@@ -34,4 +40,5 @@ impl Error {
     }
 }
 
+/// A result whose error is the crate's [`enum@Error`].
 pub type Result<T> = std::result::Result<T, Error>;

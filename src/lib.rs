@@ -1,31 +1,77 @@
-//! rpiv_todo: the `todo` tool of an LLM agent — a task list the model keeps across a long
-//! session — as a native Lua module (`rpiv_todo.core`) plus the Lua scripts hosts
-//! `require`.
+//! The `todo` tool of an LLM agent — the task list a model keeps for itself across a long
+//! session — as a native Lua module (`rpiv_todo.core`) with the Lua scripts hosts
+//! `require` (`rpiv_todo`): the tool spec to register with a model (name, description,
+//! JSON Schema, prompt guidance, `execute`), one list per agent session restored by
+//! replaying the conversation, the `/todos` view and a live panel.
+//!
+//! A Rust host embeds it in its own Lua state: [`preload`] puts `rpiv_todo` and
+//! `rpiv_todo.core` in `package.preload` (the Lua scripts are compiled in; nothing is read
+//! from disk), and from then on the host works through the Lua API, as every other host
+//! does:
 //!
 //! ```
-//! let lua = mlua::Lua::new();
-//! rpiv_todo::preload(&lua).unwrap();
-//! let text: String = lua
-//!     .load(r#"
-//!         local core = require("rpiv_todo.core")
-//!         local list = core.list()
-//!         return list:apply({ action = "create", subject = "Write the parser" }).content[1].text
-//!     "#)
-//!     .eval()
-//!     .unwrap();
+//! use rpiv_todo::mlua::{Function, Lua, LuaSerdeExt, Table};
+//!
+//! # fn main() -> rpiv_todo::mlua::Result<()> {
+//! let lua = Lua::new();
+//! rpiv_todo::preload(&lua)?;
+//! let todo: Table = lua.load(r#"return require("rpiv_todo")"#).eval()?;
+//!
+//! // The spec to register with the model: name, description, JSON Schema, execute.
+//! let spec: Table = todo.get::<Function>("tool")?.call(())?;
+//! assert_eq!(spec.get::<String>("name")?, "todo");
+//! let schema: serde_json::Value = lua.from_value(spec.get("parameters")?)?;
+//! assert_eq!(schema["required"][0], "action");
+//!
+//! // A call as the model sends it: the arguments as JSON text, in the session "chat-1".
+//! let execute: Function = spec.get("execute")?;
+//! let ctx = lua.create_table()?;
+//! ctx.set("session", "chat-1")?;
+//! let result: Table = execute.call((r#"{"action":"create","subject":"Write the parser"}"#, ctx))?;
+//! let text: String = result.get::<Table>("content")?.get::<Table>(1)?.get("text")?;
 //! assert_eq!(text, "Created #1: Write the parser (pending)");
+//!
+//! // `details` is the whole list after the call, for the host to keep with the reply.
+//! let details: serde_json::Value = lua.from_value(result.get("details")?)?;
+//! assert_eq!(details["tasks"][0]["status"], "pending");
+//! assert_eq!(details["nextId"], 2);
+//! # Ok(())
+//! # }
 //! ```
+//!
+//! Build against the mlua this crate re-exports ([`mlua`]), or name the same mlua version
+//! with the same Lua flavour in your own `Cargo.toml`: two flavours in one build are a
+//! compile error. The README has the Lua API in full, and the Neovim, LuaRocks and plain
+//! Lua routes.
 //!
 //! The core is plain Rust and knows nothing of Lua: [`task`] (model and transitions),
 //! [`params`], [`reducer`], [`call`] (one call from JSON text to JSON text), [`graph`],
 //! [`json`] (snapshots and the result envelope), [`js`] (JSON as JavaScript compares it),
 //! [`sanitize`], [`replay`], [`overlay`] (budget selection), [`width`] and [`i18n`].
-//! The `lua` module is the boundary.
+//! The Lua boundary is private; [`exports`] builds the `rpiv_todo.core` table and
+//! [`ApiError`] is the source of the Lua errors it raises for API misuse.
 //!
 //! # Features
-//! Pick one Lua flavour — `lua54` (default), `lua51`, `luajit` — and one link mode:
-//! `vendored` (default; the interpreter is compiled in, for Rust hosts and `cargo test`)
-//! or `module` (a loadable `lua/rpiv_todo/core.so` with entry `luaopen_rpiv_todo_core`).
+//!
+//! Pick exactly one Lua flavour and one link mode; any other combination stops the build
+//! with a compile error saying why.
+//!
+//! | feature | what it selects |
+//! | --- | --- |
+//! | `lua54` (default) | Lua 5.4 |
+//! | `lua51` | Lua 5.1 |
+//! | `luajit` | LuaJIT (Neovim's Lua) |
+//! | `vendored` (default) | the interpreter compiled into the crate: Rust hosts, `cargo test` |
+//! | `module` | a loadable library for an existing interpreter: `rpiv_todo/core.so` with the entry `luaopen_rpiv_todo_core` (`scripts/build-module.sh <flavour>`) |
+//!
+//! A Rust host on LuaJIT: `rpiv_todo = { version = "0.1", default-features = false,
+//! features = ["luajit", "vendored"] }`.
+
+#![warn(missing_docs)]
+
+/// The mlua this crate was built with: use it (`rpiv_todo::mlua::Lua`) so the host's Lua
+/// state and the crate's exports come from the same mlua and the same Lua.
+pub use mlua;
 
 #[cfg(any(
     all(feature = "lua54", feature = "lua51"),

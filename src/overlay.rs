@@ -31,12 +31,17 @@ impl Layout {
 /// Tasks per status; `total` leaves tombstones out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Every task that is not a tombstone.
     pub total: usize,
+    /// Tasks with status `pending`.
     pub pending: usize,
+    /// Tasks with status `in_progress`.
     pub in_progress: usize,
+    /// Tasks with status `completed`.
     pub completed: usize,
 }
 
+/// The [`Counts`] of a task list.
 pub fn counts(tasks: &[Task]) -> Counts {
     counts_of(tasks.iter().map(|t| t.status))
 }

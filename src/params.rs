@@ -7,13 +7,20 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::task::{Id, Status};
 
+/// What a call does: the `action` argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
+    /// Add a task (`subject` required).
     Create,
+    /// Change fields or the status of the task `id`.
     Update,
+    /// Show the list (optionally filtered by `status`, tombstones with `includeDeleted`).
     List,
+    /// Show one task with its dependencies.
     Get,
+    /// Turn the task `id` into a tombstone.
     Delete,
+    /// Drop every task and restart ids at 1.
     Clear,
 }
 
@@ -27,6 +34,7 @@ impl Action {
         ("clear", Action::Clear),
     ];
 
+    /// The wire name (`"create"`, ...).
     pub fn as_str(self) -> &'static str {
         Action::ALL
             .iter()
@@ -38,17 +46,29 @@ impl Action {
 /// The arguments of one call. Absent and JSON `null` both read as "not given".
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Params {
+    /// `action`: what the call does (required; checked by the reducer).
     pub action: Option<Action>,
+    /// `subject`: the task's short title.
     pub subject: Option<String>,
+    /// `description`: detail and acceptance criteria.
     pub description: Option<String>,
+    /// `activeForm`: the label shown while the task is in progress.
     pub active_form: Option<String>,
+    /// `owner`: who works on the task.
     pub owner: Option<String>,
+    /// `status`: the new status (update) or the filter (list).
     pub status: Option<Status>,
+    /// `blockedBy`: the ids a new task waits for (create).
     pub blocked_by: Option<Vec<Id>>,
+    /// `addBlockedBy`: ids to add to the task's dependencies (update).
     pub add_blocked_by: Option<Vec<Id>>,
+    /// `removeBlockedBy`: ids to drop from the task's dependencies (update).
     pub remove_blocked_by: Option<Vec<Id>>,
+    /// `metadata`: free-form data; on update merged key by key, JSON null deleting a key.
     pub metadata: Option<Map<String, Value>>,
+    /// `id`: the task an update, get or delete is about.
     pub id: Option<Id>,
+    /// `includeDeleted`: whether list shows tombstones too.
     pub include_deleted: Option<bool>,
 }
 

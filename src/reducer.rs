@@ -14,7 +14,9 @@ use crate::task::{Id, State, Status, Task};
 /// call was rejected (`details.error`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
+    /// The whole text the model reads (`Error: …` on a rejected call).
     pub text: String,
+    /// The message without the `Error: ` prefix when the call was rejected.
     pub error: Option<String>,
 }
 
@@ -23,6 +25,7 @@ impl Reply {
         Reply { text, error: None }
     }
 
+    /// A rejected call's reply: `Error: <message>`.
     pub fn error(message: String) -> Reply {
         Reply {
             text: format!("Error: {message}"),

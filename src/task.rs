@@ -6,13 +6,18 @@ use serde_json::{Map, Value};
 /// `blockedBy` references still resolve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
+    /// Not started (`"pending"`).
     Pending,
+    /// Being worked on (`"in_progress"`).
     InProgress,
+    /// Done (`"completed"`); it can only become deleted.
     Completed,
+    /// A tombstone (`"deleted"`); final.
     Deleted,
 }
 
 impl Status {
+    /// Every status, in the order the tool lists them.
     pub const ALL: [Status; 4] = [
         Status::Pending,
         Status::InProgress,
@@ -30,10 +35,12 @@ impl Status {
         }
     }
 
+    /// The status with this wire name, if any.
     pub fn parse(s: &str) -> Option<Status> {
         Status::parse_bytes(s.as_bytes())
     }
 
+    /// [`Status::parse`] for raw bytes (text that may not be UTF-8).
     pub fn parse_bytes(s: &[u8]) -> Option<Status> {
         Status::ALL
             .into_iter()
@@ -62,13 +69,19 @@ pub type Id = i64;
 /// wrote it; sanitizing happens on output.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Task {
+    /// The task's number, handed out in increasing order from 1.
     pub id: Id,
+    /// The short title.
     pub subject: String,
+    /// Detail and acceptance criteria.
     pub description: Option<String>,
+    /// The label shown while the task is in progress (`activeForm`).
     pub active_form: Option<String>,
+    /// Where the task is in its life.
     pub status: Status,
     /// `None` when the task waits on nothing (an empty array is never stored).
     pub blocked_by: Option<Vec<Id>>,
+    /// Who works on the task.
     pub owner: Option<String>,
     /// Insertion-ordered, like a JavaScript object.
     pub metadata: Option<Map<String, Value>>,
@@ -77,6 +90,7 @@ pub struct Task {
 }
 
 impl Task {
+    /// A pending task with only an id and a subject.
     pub fn new(id: Id, subject: String) -> Task {
         Task {
             id,
@@ -91,6 +105,7 @@ impl Task {
         }
     }
 
+    /// The ids this task waits for (empty when none).
     pub fn blocked_by(&self) -> &[Id] {
         self.blocked_by.as_deref().unwrap_or(&[])
     }
@@ -99,7 +114,9 @@ impl Task {
 /// The whole list: tasks in creation order and the next id to hand out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
+    /// Every task, tombstones included, in creation order.
     pub tasks: Vec<Task>,
+    /// The id the next create hands out (`nextId`).
     pub next_id: Id,
 }
 
@@ -123,6 +140,7 @@ impl State {
         }
     }
 
+    /// The task with `id`, tombstones included.
     pub fn get(&self, id: Id) -> Option<&Task> {
         self.position(id).map(|i| &self.tasks[i])
     }
