@@ -14,14 +14,23 @@ use crate::task::State;
 /// in `entry[MESSAGE]`: `[ROLE] == TOOL_RESULT`, `[TOOL_NAME] == TODO`, and `[DETAILS]`
 /// holding an array `[TASKS]` and a number `[NEXT_ID]`.
 pub mod rule {
+    /// The entry's kind key.
     pub const TYPE: &str = "type";
+    /// The kind of a message entry, also the key of its message.
     pub const MESSAGE: &str = "message";
+    /// The message's role key.
     pub const ROLE: &str = "role";
+    /// The role of a tool result.
     pub const TOOL_RESULT: &str = "toolResult";
+    /// The key naming the tool that produced the result.
     pub const TOOL_NAME: &str = "toolName";
+    /// This tool's name.
     pub const TODO: &str = "todo";
+    /// The key of the result's snapshot.
     pub const DETAILS: &str = "details";
+    /// The snapshot's task array.
     pub const TASKS: &str = "tasks";
+    /// The snapshot's next id.
     pub const NEXT_ID: &str = "nextId";
 }
 
