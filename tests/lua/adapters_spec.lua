@@ -572,6 +572,25 @@ T.test("codecompanion accepts strict-form calls and offers the strict schema", f
     false,
     "openai"
   )
+  local copilot = {
+    name = "copilot",
+    url = "https://api.githubcopilot.com/chat/completions",
+    schema = {
+      model = {
+        default = function()
+          return "gpt-5-codex"
+        end,
+        choices = { ["gpt-5-codex"] = { endpoint = "responses" }, ["claude-x"] = { endpoint = "completions" } },
+      },
+    },
+  }
+  T.eq(codecompanion.forces_strict(copilot), true, "copilot model on the responses endpoint")
+  copilot.schema.model.default = "claude-x"
+  T.eq(codecompanion.forces_strict(copilot), false, "copilot model on chat completions")
+  copilot.schema.model.choices = function()
+    error("no network in tests")
+  end
+  T.eq(codecompanion.forces_strict(copilot), false, "a failing model lookup is not strict")
   local schema = codecompanion.tool().schema
   codecompanion.set_form(schema, true, true)
   T.eq(schema["function"].parameters.strict, true, "marked as already strict for codecompanion")

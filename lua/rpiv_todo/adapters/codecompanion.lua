@@ -74,8 +74,8 @@ function M.system_prompt(spec)
 end
 
 ---Does this codecompanion adapter force strict mode on tool schemas? openai_responses
----does, and so does any adapter that sends to a `/responses` endpoint (Copilot's
----responses models set that URL).
+---does, and so does any adapter that sends to a `/responses` endpoint, or whose current
+---model is served there (Copilot's responses models).
 ---@param adapter any
 ---@return boolean
 function M.forces_strict(adapter)
@@ -85,7 +85,32 @@ function M.forces_strict(adapter)
   if M.STRICT_ADAPTERS[adapter.name] then
     return true
   end
-  return type(adapter.url) == "string" and adapter.url:find("/responses$") ~= nil
+  if type(adapter.url) == "string" and adapter.url:find("/responses$") ~= nil then
+    return true
+  end
+  return H.model_endpoint(adapter) == "responses"
+end
+
+---The endpoint the adapter's current model is served on, as Copilot's adapter reads it
+---(`schema.model.choices[model].endpoint`; it switches to the responses handlers, and so to
+---strict mode, for "responses"). nil when the adapter says nothing.
+---@param adapter table
+---@return string|nil
+function H.model_endpoint(adapter)
+  local ok, endpoint = pcall(function()
+    local model = adapter.schema.model
+    local name = model.default
+    if type(name) == "function" then
+      name = name(adapter)
+    end
+    local choices = model.choices
+    if type(choices) == "function" then
+      choices = choices(adapter, { async = true })
+    end
+    local choice = type(choices) == "table" and choices[name] or nil
+    return type(choice) == "table" and choice.endpoint or nil
+  end)
+  return ok and type(endpoint) == "string" and endpoint or nil
 end
 
 ---Put the normal or the strict form of the parameters into a registered schema, in place
