@@ -1,12 +1,16 @@
-//! Overlay budget: which tasks fit in the panel above the editor, and the counts its
-//! heading shows. Pure selection; the text of each line is the Lua layer's business.
+//! The overlay's decisions, made once, here: which tasks the panel works over (the live
+//! overlay hides completed tasks after the turn they were seen in), which of them fit its
+//! budget, the counts its heading shows and whether rows carry `#id`. The text of each
+//! line is the Lua layer's business (its layout and themes are overridable).
 //!
-//! The rule (recorded in `tests/fixtures/overlay-cases.jsonl`): tombstones are never shown.
-//! When the live tasks fit in `budget` rows they are all shown. Otherwise one row is kept
-//! for the `+N more` summary, completed tasks are dropped first, newest first, and if the
-//! unfinished tasks alone still overflow, their tail is cut.
+//! The budget rule (recorded in `tests/fixtures/overlay-cases.jsonl`): tombstones are never
+//! shown. When the live tasks fit in `budget` rows they are all shown. Otherwise one row is
+//! kept for the `+N more` summary, completed tasks are dropped first, newest first, and if
+//! the unfinished tasks alone still overflow, their tail is cut.
 
-use crate::task::{Status, Task};
+use std::collections::HashSet;
+
+use crate::task::{Id, Status, Task};
 
 /// The rows the panel shows for one budget.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -121,6 +125,196 @@ pub fn select(statuses: &[Status], budget: usize) -> Layout {
         hidden_completed,
         truncated_tail,
         counts: c,
+    }
+}
+
+/// What the panel needs to know of one task: a list's own task or a host's task table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// `None` for an id that is not an integer (a host's malformed table): such a task is
+    /// shown but never remembered as seen.
+    pub id: Option<Id>,
+    pub status: Status,
+    /// It waits on another task (a non-empty `blockedBy`).
+    pub blocked: bool,
+}
+
+impl Entry {
+    pub fn of(task: &Task) -> Entry {
+        Entry {
+            id: Some(task.id),
+            status: task.status,
+            blocked: !task.blocked_by().is_empty(),
+        }
+    }
+}
+
+/// One render's decisions over a list of entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Panel {
+    /// The selection; `visible` indexes the entries given to [`panel`] (hidden ones are
+    /// never visible), the counts leave hidden ones out.
+    pub layout: Layout,
+    /// Rows carry `#id`: some task the panel works over waits on another.
+    pub show_ids: bool,
+}
+
+/// Decide the panel for `entries` at `budget` rows, leaving out the entries `hidden`
+/// says the person already saw in an earlier turn (they leave the counts too: the heading
+/// adds up to the rows plus the summary).
+pub fn panel(entries: &[Entry], budget: usize, hidden: impl Fn(&Entry) -> bool) -> Panel {
+    let mut kept = Vec::with_capacity(entries.len());
+    let mut statuses = Vec::with_capacity(entries.len());
+    let mut show_ids = false;
+    for (i, e) in entries.iter().enumerate() {
+        if hidden(e) {
+            continue;
+        }
+        kept.push(i);
+        statuses.push(e.status);
+        show_ids |= e.blocked && e.status != Status::Deleted;
+    }
+    let mut layout = select(&statuses, budget);
+    for v in &mut layout.visible {
+        *v = kept[*v];
+    }
+    Panel { layout, show_ids }
+}
+
+/// Hashing for task ids: a multiply and a rotate. Ids are small integers handed out in
+/// sequence, and the sets hold a few hundred of them; SipHash cost more than the rest of
+/// a live paint.
+#[derive(Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(26);
+    }
+}
+
+/// A set of task ids.
+pub type IdSet = HashSet<Id, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// What a live overlay remembers of what a person saw (DESIGN.md "Overlay"): completed
+/// tasks shown during the current turn, and those shown in an earlier turn, which hide.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    shown: IdSet,
+    hidden: IdSet,
+    last_next_id: Option<f64>,
+    /// The list as last brought up to date (and whether its rows were drawn): a repaint
+    /// of an unchanged list changes nothing, so it skips the bookkeeping.
+    last: Option<(Vec<Entry>, Option<f64>, bool)>,
+}
+
+impl Seen {
+    /// Forget everything (a reload or replay of the list).
+    pub fn reset(&mut self) {
+        *self = Seen::default();
+    }
+
+    /// A new agent turn: completed tasks already shown hide from now on.
+    pub fn turn_started(&mut self) {
+        self.hidden.extend(self.shown.drain());
+        self.last = None;
+    }
+
+    /// The panel for `entries` (`next_id`: the list's, when known), with the tasks shown
+    /// in an earlier turn left out; `draws_rows` (not collapsed): every completed task the
+    /// panel works over counts as seen this turn.
+    pub fn panel(
+        &mut self,
+        entries: &[Entry],
+        next_id: Option<f64>,
+        budget: usize,
+        draws_rows: bool,
+    ) -> Panel {
+        let unchanged = self
+            .last
+            .as_ref()
+            .is_some_and(|(last, last_next, recorded)| {
+                *last_next == next_id && (*recorded || !draws_rows) && last.as_slice() == entries
+            });
+        if !unchanged {
+            self.observe(entries, next_id);
+        }
+        let out = panel(entries, budget, |e| self.hides(e));
+        if !unchanged {
+            let recorded = draws_rows && out.layout.counts.total > 0;
+            if recorded {
+                self.record(entries);
+            }
+            self.last = Some((entries.to_vec(), next_id, recorded));
+        }
+        out
+    }
+
+    /// Bring the memory up to date with the list about to be drawn: a shrinking `nextId`
+    /// means the list was cleared and ids may be handed out again (forget everything);
+    /// ids that are no longer completed tasks are forgotten.
+    fn observe(&mut self, entries: &[Entry], next_id: Option<f64>) {
+        if let Some(next) = next_id {
+            if self.last_next_id.is_some_and(|last| next < last) {
+                self.reset();
+            }
+            self.last_next_id = Some(next);
+        }
+        if self.shown.is_empty() && self.hidden.is_empty() {
+            return;
+        }
+        let completed: IdSet = entries
+            .iter()
+            .filter(|e| e.status == Status::Completed)
+            .filter_map(|e| e.id)
+            .collect();
+        self.shown.retain(|id| completed.contains(id));
+        self.hidden.retain(|id| completed.contains(id));
+    }
+
+    /// Is this a completed task shown in an earlier turn?
+    pub fn hides(&self, e: &Entry) -> bool {
+        e.status == Status::Completed
+            && !self.hidden.is_empty()
+            && e.id.is_some_and(|id| self.hidden.contains(&id))
+    }
+
+    /// Every completed task the panel works over was seen this turn (also those the
+    /// budget left out: the summary counted them).
+    fn record(&mut self, entries: &[Entry]) {
+        for e in entries {
+            if e.status == Status::Completed {
+                if let Some(id) = e.id {
+                    if !self.hidden.contains(&id) {
+                        self.shown.insert(id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The ids hidden after their turn, sorted.
+    pub fn hidden_ids(&self) -> Vec<Id> {
+        let mut ids: Vec<Id> = self.hidden.iter().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The ids shown during the current turn, sorted.
+    pub fn shown_ids(&self) -> Vec<Id> {
+        let mut ids: Vec<Id> = self.shown.iter().copied().collect();
+        ids.sort_unstable();
+        ids
     }
 }
 
@@ -319,5 +513,109 @@ mod tests {
                 completed: 2
             }
         );
+    }
+
+    fn entries(spec: &[(i64, Status)]) -> Vec<Entry> {
+        spec.iter()
+            .map(|&(id, status)| Entry {
+                id: Some(id),
+                status,
+                blocked: false,
+            })
+            .collect()
+    }
+
+    fn shown_ids(entries: &[Entry], p: &Panel) -> Vec<i64> {
+        p.layout
+            .visible
+            .iter()
+            .filter_map(|&i| entries[i].id)
+            .collect()
+    }
+
+    #[test]
+    fn the_panel_leaves_hidden_tasks_out_of_rows_counts_and_show_ids() {
+        let mut es = entries(&[(1, Completed), (2, Pending), (3, Completed), (4, Deleted)]);
+        es[0].blocked = true; // only the hidden task waits on another
+        es[3].blocked = true; // and a tombstone
+        let p = panel(&es, 10, |e| e.id == Some(1));
+        assert_eq!(shown_ids(&es, &p), [2, 3]);
+        assert_eq!(
+            p.layout.counts,
+            Counts {
+                total: 2,
+                pending: 1,
+                in_progress: 0,
+                completed: 1
+            }
+        );
+        assert!(!p.show_ids);
+        let p = panel(&es, 10, |_| false);
+        assert!(p.show_ids);
+        // Indices point into the entries given, past the hidden ones.
+        let p = panel(&es, 2, |e| e.id == Some(1));
+        assert_eq!(shown_ids(&es, &p), [2, 3]);
+    }
+
+    #[test]
+    fn a_completed_task_seen_in_one_turn_hides_from_the_next() {
+        let es = entries(&[(1, Completed), (2, Pending)]);
+        let mut seen = Seen::default();
+        let p = seen.panel(&es, Some(3.0), 11, true);
+        assert_eq!(shown_ids(&es, &p), [1, 2]);
+        // The same paint again within the turn changes nothing.
+        let p = seen.panel(&es, Some(3.0), 11, true);
+        assert_eq!(shown_ids(&es, &p), [1, 2]);
+        seen.turn_started();
+        let p = seen.panel(&es, Some(3.0), 11, true);
+        assert_eq!(shown_ids(&es, &p), [2]);
+        assert_eq!(p.layout.counts.total, 1);
+        assert_eq!(seen.hidden_ids(), [1]);
+    }
+
+    #[test]
+    fn a_collapsed_paint_sees_nothing_and_a_later_full_one_does() {
+        let es = entries(&[(1, Completed), (2, Pending)]);
+        let mut seen = Seen::default();
+        seen.panel(&es, Some(3.0), 11, false);
+        seen.turn_started();
+        assert_eq!(seen.hidden_ids(), Vec::<i64>::new());
+        // Same list, now drawn with rows: this time the completed task was seen.
+        seen.panel(&es, Some(3.0), 11, false);
+        seen.panel(&es, Some(3.0), 11, true);
+        assert_eq!(seen.shown_ids(), [1]);
+        seen.turn_started();
+        assert_eq!(seen.hidden_ids(), [1]);
+    }
+
+    #[test]
+    fn a_shrinking_next_id_or_an_id_no_longer_completed_is_forgotten() {
+        let mut seen = Seen::default();
+        let es = entries(&[(1, Completed), (2, Completed)]);
+        seen.panel(&es, Some(3.0), 11, true);
+        seen.turn_started();
+        // #2 deleted: forgotten; #1 stays hidden.
+        let es = entries(&[(1, Completed), (2, Deleted), (3, Pending)]);
+        seen.panel(&es, Some(4.0), 11, true);
+        assert_eq!(seen.hidden_ids(), [1]);
+        // Cleared: nextId shrinks, the new #1 is another task and shows.
+        let es = entries(&[(1, Completed)]);
+        let p = seen.panel(&es, Some(2.0), 11, true);
+        assert_eq!(shown_ids(&es, &p), [1]);
+        assert_eq!(seen.hidden_ids(), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn tasks_without_an_integer_id_show_but_are_never_remembered() {
+        let es = vec![Entry {
+            id: None,
+            status: Completed,
+            blocked: false,
+        }];
+        let mut seen = Seen::default();
+        seen.panel(&es, None, 11, true);
+        seen.turn_started();
+        let p = seen.panel(&es, None, 11, true);
+        assert_eq!(p.layout.visible, [0]);
     }
 }

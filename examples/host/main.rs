@@ -209,8 +209,8 @@ impl Host {
         let Some(ov) = &self.overlay else {
             return Ok(Vec::new());
         };
-        let state: Table = self.session.call_method("state", ())?;
-        let lines: Vec<String> = ov.call_method("render", (state, width))?;
+        // The session itself: the overlay reads its list in place, no snapshot copied.
+        let lines: Vec<String> = ov.call_method("render", (self.session.clone(), width))?;
         Ok(lines)
     }
 

@@ -4,6 +4,7 @@
 mod from_lua;
 mod i18n;
 mod list;
+mod overlay;
 mod to_lua;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -12,7 +13,7 @@ use mlua::{Lua, LuaSerdeExt, Table, Value as LuaValue};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::task::{State, Status};
+use crate::task::State;
 use list::List;
 
 /// Per-Lua-state values the conversions need: the array metatable and the null values.
@@ -221,84 +222,9 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
             },
         )?,
     )?;
-    core.set(
-        "overlay_layout",
-        lua.create_function(
-            |lua, (state, budget, hidden): (LuaValue, usize, Option<Table>)| {
-                guarded("overlay_layout", || {
-                    overlay_layout(lua, &state, budget, hidden)
-                })
-            },
-        )?,
-    )?;
+    overlay::register(lua, &core)?;
     i18n::register(lua, &core)?;
     Ok(core)
-}
-
-/// `{ visible = { task... }, hiddenCompleted, truncatedTail }`. A list handle is read in
-/// place; from a table only each task's `status` is read (the overlay renders on every
-/// tool call) and the visible entries are the caller's own task tables.
-fn overlay_layout(
-    lua: &Lua,
-    state: &LuaValue,
-    budget: usize,
-    hidden: Option<Table>,
-) -> mlua::Result<Table> {
-    let ctx = Ctx::get(lua)?;
-    match state {
-        LuaValue::UserData(ud) => {
-            let list = ud.borrow::<List>()?;
-            // Tasks the live overlay already retired (completed in an earlier turn): a
-            // small set, read once.
-            let mut retired = std::collections::HashSet::new();
-            if let Some(h) = &hidden {
-                for pair in h.pairs::<i64, bool>() {
-                    if let Ok((id, true)) = pair {
-                        retired.insert(id);
-                    }
-                }
-            }
-            let tasks: Vec<&crate::task::Task> = list
-                .state
-                .tasks
-                .iter()
-                .filter(|t| !retired.contains(&t.id))
-                .collect();
-            let statuses: Vec<Status> = tasks.iter().map(|t| t.status).collect();
-            let layout = crate::overlay::select(&statuses, budget);
-            let show_ids = tasks
-                .iter()
-                .any(|t| t.status != Status::Deleted && !t.blocked_by().is_empty());
-            to_lua::layout(lua, &ctx.array_mt, &layout, show_ids, &tasks)
-        }
-        LuaValue::Table(t) => {
-            let tasks = match t.raw_get::<LuaValue>("tasks")? {
-                LuaValue::Table(tasks) => tasks,
-                LuaValue::Nil => lua.create_table()?,
-                other => {
-                    return Err(api_error(
-                        "overlay_layout",
-                        Error::input("tasks", "an array", other.type_name()),
-                    ))
-                }
-            };
-            to_lua::host_layout(lua, &ctx.array_mt, &tasks, budget)?.map_err(|at| {
-                api_error(
-                    "overlay_layout",
-                    Error::input(
-                        format!("tasks[{at}].status"),
-                        "one of pending, in_progress, completed, deleted",
-                        "something else",
-                    ),
-                )
-            })
-        }
-        other => {
-            let s = state_arg(lua, &ctx, other, "overlay_layout")?;
-            let list = lua.create_userdata(List::new(s))?;
-            overlay_layout(lua, &LuaValue::UserData(list), budget, hidden)
-        }
-    }
 }
 
 /// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.

@@ -13,30 +13,30 @@ use mlua::{ffi, Lua, Table, Value as LuaValue};
 use serde_json::Value;
 
 use crate::reducer::Reply;
-use crate::task::{State, Status, Task};
+use crate::task::{State, Task};
 
 type L = *mut ffi::lua_State;
 
 /// Stack slot of the array metatable inside the raw closures below (first argument).
 const ARRAY_MT: c_int = 1;
 
-unsafe fn push_str(l: L, s: &str) {
+pub(super) unsafe fn push_str(l: L, s: &str) {
     ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
 }
 
-unsafe fn set_str(l: L, key: &CStr, s: &str) {
+pub(super) unsafe fn set_str(l: L, key: &CStr, s: &str) {
     push_str(l, s);
     ffi::lua_setfield(l, -2, key.as_ptr());
 }
 
-unsafe fn set_int(l: L, key: &CStr, n: i64) {
+pub(super) unsafe fn set_int(l: L, key: &CStr, n: i64) {
     ffi::lua_pushinteger(l, n as ffi::lua_Integer);
     ffi::lua_setfield(l, -2, key.as_ptr());
 }
 
 /// An array table of `n` items; empty ones get the array metatable so a host's JSON
 /// encoder writes `[]`.
-unsafe fn new_array(l: L, n: usize) {
+pub(super) unsafe fn new_array(l: L, n: usize) {
     ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
     if n == 0 {
         ffi::lua_pushvalue(l, ARRAY_MT);
@@ -44,7 +44,7 @@ unsafe fn new_array(l: L, n: usize) {
     }
 }
 
-unsafe fn push_ids(l: L, ids: &[i64]) {
+pub(super) unsafe fn push_ids(l: L, ids: &[i64]) {
     new_array(l, ids.len());
     for (i, id) in ids.iter().enumerate() {
         ffi::lua_pushinteger(l, *id as ffi::lua_Integer);
@@ -82,7 +82,7 @@ unsafe fn push_value(l: L, v: &Value) {
     }
 }
 
-unsafe fn push_task(l: L, t: &Task) {
+pub(super) unsafe fn push_task(l: L, t: &Task) {
     let fields = 3
         + t.description.is_some() as c_int
         + t.active_form.is_some() as c_int
@@ -131,7 +131,7 @@ unsafe fn push_tasks(l: L, tasks: &[Task]) {
 }
 
 /// Leave only the value on top of the stack as the closure's result.
-unsafe fn keep_top(l: L) {
+pub(super) unsafe fn keep_top(l: L) {
     ffi::lua_insert(l, 1);
     ffi::lua_settop(l, 1);
 }
@@ -199,117 +199,6 @@ pub fn result(
                 set_str(l, c"error", e);
             }
             ffi::lua_setfield(l, -2, c"details".as_ptr());
-            keep_top(l);
-        })
-    }
-}
-
-/// The overlay layout of a host's `tasks` array in one protected call: read each entry's
-/// `status` with the raw API, select, and build the result from the host's own task
-/// tables. `Ok(Err(position))` names the first entry without a valid status.
-pub fn host_layout(
-    lua: &Lua,
-    array_mt: &Table,
-    tasks: &Table,
-    budget: usize,
-) -> mlua::Result<Result<Table, usize>> {
-    const TASKS: c_int = 2;
-    let mut bad = None;
-    // SAFETY: as in `state`; the status Vec is freed before anything that can raise.
-    let table: Option<Table> = unsafe {
-        lua.exec_raw((array_mt, tasks), |l| {
-            ffi::luaL_checkstack(l, 8, std::ptr::null());
-            // Status strings are interned: compare data pointers first, bytes as fallback.
-            push_str(l, "status");
-            let key = ffi::lua_gettop(l);
-            let names: [*const u8; 4] = Status::ALL.map(|st| {
-                let p = ffi::lua_pushlstring(l, st.as_str().as_ptr().cast(), st.as_str().len());
-                p.cast::<u8>()
-            });
-            let n = ffi::lua_rawlen(l, TASKS);
-            let mut statuses = Vec::with_capacity(n);
-            for i in 1..=n {
-                ffi::lua_rawgeti(l, TASKS, i as _);
-                let mut status = None;
-                if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                    ffi::lua_pushvalue(l, key);
-                    ffi::lua_rawget(l, -2);
-                    if ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
-                        let mut len = 0usize;
-                        let p = ffi::lua_tolstring(l, -1, &mut len).cast::<u8>();
-                        status = match names.iter().position(|&q| q == p) {
-                            Some(k) => Some(Status::ALL[k]),
-                            None => Status::parse_bytes(std::slice::from_raw_parts(p, len)),
-                        };
-                    }
-                    ffi::lua_settop(l, -2);
-                }
-                ffi::lua_settop(l, -2);
-                match status {
-                    Some(s) => statuses.push(s),
-                    None => {
-                        bad = Some(i);
-                        break;
-                    }
-                }
-            }
-            if bad.is_some() {
-                drop(statuses);
-                ffi::lua_settop(l, 0);
-                ffi::lua_pushnil(l);
-                return;
-            }
-            let layout = crate::overlay::select(&statuses, budget);
-            drop(statuses);
-            ffi::lua_createtable(l, 0, 3);
-            new_array(l, layout.visible.len());
-            for (k, &i) in layout.visible.iter().enumerate() {
-                ffi::lua_rawgeti(l, TASKS, (i + 1) as _);
-                ffi::lua_rawseti(l, -2, (k + 1) as _);
-            }
-            ffi::lua_setfield(l, -2, c"visible".as_ptr());
-            set_int(l, c"hiddenCompleted", layout.hidden_completed as i64);
-            set_int(l, c"truncatedTail", layout.truncated_tail as i64);
-            keep_top(l);
-        })?
-    };
-    Ok(match (bad, table) {
-        (None, Some(t)) => Ok(t),
-        (bad, _) => Err(bad.unwrap_or(0)),
-    })
-}
-
-/// The layout of a list held in Rust: the visible tasks are built from `tasks`, and the
-/// counts the heading needs (`total`, `pending`, `inProgress`, `completed`) and
-/// `showIds` (some shown task waits on another) come along, so a renderer reads nothing
-/// else.
-pub fn layout(
-    lua: &Lua,
-    array_mt: &Table,
-    layout: &crate::overlay::Layout,
-    show_ids: bool,
-    tasks: &[&Task],
-) -> mlua::Result<Table> {
-    // SAFETY: as in `state`.
-    unsafe {
-        lua.exec_raw(array_mt, |l| {
-            ffi::lua_createtable(l, 0, 5);
-            new_array(l, layout.visible.len());
-            for (k, &i) in layout.visible.iter().enumerate() {
-                push_task(l, tasks[i]);
-                ffi::lua_rawseti(l, -2, (k + 1) as _);
-            }
-            ffi::lua_setfield(l, -2, c"visible".as_ptr());
-            set_int(l, c"hiddenCompleted", layout.hidden_completed as i64);
-            set_int(l, c"truncatedTail", layout.truncated_tail as i64);
-            ffi::lua_createtable(l, 0, 4);
-            set_int(l, c"total", layout.counts.total as i64);
-            set_int(l, c"pending", layout.counts.pending as i64);
-            set_int(l, c"inProgress", layout.counts.in_progress as i64);
-            set_int(l, c"completed", layout.counts.completed as i64);
-            ffi::lua_setfield(l, -2, c"counts".as_ptr());
-            ffi::lua_pushboolean(l, show_ids as c_int);
-            ffi::lua_setfield(l, -2, c"showIds".as_ptr());
             keep_top(l);
         })
     }

@@ -449,7 +449,7 @@ test("an id that stops being completed is forgotten", function()
   ov:turn_started()
   -- Deleted and gone from the list: the id must not stay hidden forever.
   ov:render({ tasks = { task(1, "deleted", "A"), task(2, "pending", "B") }, nextId = 3 }, 80)
-  eq(ov.hidden[1], nil)
+  eq(ov:hidden_ids(), {})
 end)
 
 test("collapse toggles with a custom key in the hint, and off shows collapsed", function()
@@ -536,6 +536,208 @@ test("the live overlay renders a core.list handle and a session like their state
   ov:render(s.list, 80)
   ov:turn_started()
   eq(ov:render(s.list, 80), {}, "a handle's completed task hides after its turn")
+end)
+
+-- One overlay path: a list handle's rows are built natively, a state table's in Lua from
+-- the tasks the native selection picked. Every mode and theme must give the same lines.
+local function same_lines(a, b, what)
+  local function text(lines)
+    local out = {}
+    for i, line in ipairs(lines) do
+      out[i] = type(line) == "table" and (spans_text(line) .. "|" .. show(line)) or line
+    end
+    return out
+  end
+  if type(a[1]) == "table" or type(b[1]) == "table" then
+    -- Segments: compare text, groups and styles of every segment.
+    eq(#a, #b, what .. ": line count")
+    for i = 1, #a do
+      eq(#a[i], #b[i], what .. ": segments of line " .. i)
+      for j = 1, #a[i] do
+        local x, y = a[i][j], b[i][j]
+        eq({ x[1], x[2] or "", x.bold or false, x.strikethrough or false }, {
+          y[1],
+          y[2] or "",
+          y.bold or false,
+          y.strikethrough or false,
+        }, what .. ": line " .. i .. " segment " .. j)
+      end
+    end
+  else
+    eq(text(a), text(b), what)
+  end
+end
+
+test("every recorded case renders the same from a list handle and a state, in every theme and mode", function()
+  local n = 0
+  for i, c in ipairs(cases) do
+    local state = { tasks = c.tasks, nextId = c.nextId }
+    local list = core.list(state)
+    for _, theme in ipairs({ "plain", "ansi", "segments" }) do
+      for _, mode in ipairs({ {}, { collapsed = true }, { expanded = true }, { width = 24 } }) do
+        local o = case_opts(c, { theme = theme })
+        for k, v in pairs(mode) do
+          o[k] = v
+        end
+        local from_list, from_state = overlay.render(list, o), overlay.render(state, o)
+        same_lines(from_list, from_state, "case " .. i .. " " .. theme)
+        if theme == "plain" and next(mode) == nil then
+          eq(from_list, c.lines, "case " .. i .. " recorded")
+        end
+        n = n + 1
+      end
+    end
+  end
+  eq(n, #cases * 12, "every combination ran")
+end)
+
+test("a row override gets the whole task from a list handle as from a state", function()
+  local state = {
+    tasks = {
+      task(1, "in_progress", "a\27[31mb", { activeForm = "c\nd", description = "desc", owner = "me" }),
+      task(2, "pending", "p", { blockedBy = { 1 }, metadata = { k = "v" } }),
+    },
+    nextId = 3,
+  }
+  local function seen_rows(source)
+    local rows = {}
+    overlay.render(source, {
+      layout = {
+        row = function(_, row)
+          rows[#rows + 1] = row
+          return "x"
+        end,
+      },
+    })
+    return rows
+  end
+  local a, b = seen_rows(core.list(state)), seen_rows(state)
+  eq(#a, 2, "two rows")
+  for i = 1, 2 do
+    eq(a[i].subject, b[i].subject, "subject " .. i)
+    eq(a[i].activeForm, b[i].activeForm, "activeForm " .. i)
+    eq(a[i].blockedBy, b[i].blockedBy, "blockedBy " .. i)
+    eq(a[i].task, b[i].task, "task " .. i)
+  end
+  eq(a[1].subject, "ab")
+  eq(a[1].task.subject, "a\27[31mb")
+  eq(a[2].task.metadata, { k = "v" })
+end)
+
+test("a live overlay paints the same from a session, its list handle and its snapshot, turn after turn", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  local s = todo.session("lockstep")
+  for _, theme in ipairs({ "plain", "ansi", "segments" }) do
+    s.list:replace(nil)
+    local ovs = {}
+    for k = 1, 3 do
+      ovs[k] = overlay.new({ theme = theme, max_widget_lines = 6 })
+    end
+    local steps = 0
+    local function paint(what)
+      local a = ovs[1]:render(s, 60)
+      local b = ovs[2]:render(s.list, 60)
+      local c = ovs[3]:render(s:state(), 60)
+      same_lines(a, b, theme .. " session vs handle after " .. what)
+      same_lines(a, c, theme .. " session vs snapshot after " .. what)
+      steps = steps + 1
+      return a
+    end
+    local function each(fn)
+      for k = 1, 3 do
+        fn(ovs[k])
+      end
+    end
+    for i = 1, 9 do
+      s:execute({ action = "create", subject = "Task " .. i, activeForm = "Doing " .. i })
+      paint("create " .. i)
+    end
+    s:execute({ action = "update", id = 5, addBlockedBy = { 4 } })
+    paint("blockedBy")
+    for _, id in ipairs({ 1, 2, 3 }) do
+      s:execute({ action = "update", id = id, status = "completed" })
+      paint("complete " .. id)
+    end
+    each(function(ov)
+      ov:turn_started()
+    end)
+    local lines = paint("turn 2")
+    -- #1-#3 were seen in turn 1: they left rows and counts.
+    local heading = type(lines[1]) == "table" and spans_text(lines[1]) or strip_sgr(lines[1])
+    eq(heading, "● Todos (0/6)", theme .. " heading after the turn")
+    s:execute({ action = "update", id = 4, status = "in_progress" })
+    s:execute({ action = "update", id = 4, status = "completed" })
+    s:execute({ action = "delete", id = 6 })
+    paint("turn 2 work")
+    each(function(ov)
+      ov:toggle_collapse()
+    end)
+    paint("collapsed")
+    each(function(ov)
+      ov:turn_started()
+    end)
+    paint("collapsed, turn 3")
+    each(function(ov)
+      ov:toggle_collapse()
+      ov:set_expanded(true)
+    end)
+    lines = paint("expanded, turn 3")
+    heading = type(lines[1]) == "table" and spans_text(lines[1]) or strip_sgr(lines[1])
+    -- #4 completed in turn 2 and was seen there; it hides in turn 3.
+    eq(heading, "● Todos (0/4)", theme .. " heading in turn 3")
+    eq(ovs[1]:hidden_ids(), { 1, 2, 3, 4 }, theme .. " hidden ids")
+    eq(ovs[2]:hidden_ids(), ovs[1]:hidden_ids(), theme .. " handle's hidden ids")
+    eq(ovs[3]:hidden_ids(), ovs[1]:hidden_ids(), theme .. " snapshot's hidden ids")
+    s:execute({ action = "clear" })
+    s:execute({ action = "create", subject = "Fresh" })
+    s:execute({ action = "update", id = 1, status = "completed" })
+    lines = paint("clear")
+    eq(#lines, 3, theme .. " a new #1 after clear is shown")
+    ok(steps >= 19, "steps ran")
+  end
+end)
+
+test("the render memos let a dropped 1 MiB subject be collected (issue 9)", function()
+  local list = core.list()
+  list:apply({ action = "create", subject = "small" })
+  local ov = overlay.new({ theme = "ansi" })
+  ov:render(list, 80)
+  overlay.render(list:state(), { width = 80 })
+  collectgarbage("collect")
+  collectgarbage("collect")
+  local base = collectgarbage("count")
+  local big = string.rep("a", 1024 * 1024)
+  for i = 1, 100 do
+    local subject = big .. i .. "\27[31m"
+    list:apply({ action = "update", id = 1, subject = subject })
+    ov:render(list, 80)
+    overlay.render(list, { width = 80, theme = "segments" })
+    overlay.render(list:state(), { width = 80 })
+    overlay.render(list:state())
+  end
+  big = nil
+  list:apply({ action = "clear" })
+  ov:render(list, 80)
+  collectgarbage("collect")
+  collectgarbage("collect")
+  local grown = collectgarbage("count") - base
+  ok(grown < 2048, string.format("the Lua heap grew by %.0f KiB after clear (memos kept dropped text)", grown))
+end)
+
+test("UI words follow a locale change at the next render", function()
+  local i18n = require("rpiv_todo.i18n")
+  local list = core.list({ tasks = { task(1, "pending", "a"), task(2, "pending", "b"), task(3, "pending", "c") } })
+  local o = { max_widget_lines = 3 }
+  i18n.set_locale("en")
+  eq(overlay.render(list, o), { "● Todos (0/3)", "├─ ○ a", "└─ +2 more (2 pending)", "" }, "en")
+  i18n.set_locale("de")
+  local de = overlay.render(list, o)
+  eq(de[1], "● Aufgaben (0/3)", "de heading")
+  ok(de[3]:find("2 offen", 1, true), "de summary: " .. de[3])
+  i18n.set_locale("en")
+  eq(overlay.render(list, o)[1], "● Todos (0/3)", "back to en")
+  i18n.reset()
 end)
 
 test("an attached overlay resets when the foreground list is replayed", function()

@@ -19,8 +19,8 @@
 ---@field visible rpiv_todo.Task[] the rows to draw, in list order
 ---@field hiddenCompleted integer completed tasks left out
 ---@field truncatedTail integer unfinished tasks cut from the end
----@field counts? { total: integer, pending: integer, inProgress: integer, completed: integer } from a list handle only
----@field showIds? boolean from a list handle only: some shown task waits on another
+---@field counts { total: integer, pending: integer, inProgress: integer, completed: integer }
+---@field showIds boolean some shown task waits on another
 
 ---A list held in Rust: the fast path hosts and sessions use.
 ---@class rpiv_todo.List
@@ -94,9 +94,40 @@ function core.truncate(text, width, ellipsis) end
 ---Which tasks fit in `budget` rows under the overlay heading.
 ---@param state rpiv_todo.State|rpiv_todo.List
 ---@param budget integer
----@param retired? table<integer, boolean> ids to leave out (list handles only)
+---@param retired? table<integer, boolean> ids to leave out
 ---@return rpiv_todo.Layout
 function core.overlay_layout(state, budget, retired) end
+
+---What a live overlay remembers of what a person saw (completed ids shown this turn and
+---in earlier turns); `overlay.new()` keeps one.
+---@class rpiv_todo.OverlayLive
+local OverlayLive = {}
+function OverlayLive:reset() end
+function OverlayLive:turn_started() end
+---@return integer[] ids hidden after their turn, sorted
+function OverlayLive:hidden() end
+---@return integer[] ids shown during the current turn, sorted
+function OverlayLive:shown() end
+
+---@return rpiv_todo.OverlayLive
+function core.overlay_live() end
+
+---Everything the overlay's layout needs, decided in one call: the rows (row views from a
+---list handle; the caller's own task tables from a state), the heading counts, whether
+---rows carry `#id`, and what the `+N more` summary counts. With an `overlay_live`, the
+---tasks seen in an earlier turn are left out and, unless `collapsed`, the completed tasks
+---drawn now are remembered.
+---@param source rpiv_todo.List|rpiv_todo.State|nil
+---@param budget integer rows under the heading
+---@param live? rpiv_todo.OverlayLive|table<integer, boolean> a live memory, or ids to leave out
+---@param collapsed? boolean
+---@param with_tasks? boolean list handles: each row view also carries the whole `task`
+---@return table[] rows
+---@return { total: integer, pending: integer, in_progress: integer, completed: integer } counts
+---@return boolean show_ids
+---@return integer hidden_completed
+---@return integer truncated_tail
+function core.overlay_view(source, budget, live, collapsed, with_tasks) end
 
 ---A UI string in `locale` (falls back pt-BR -> pt -> en); counts go in as numbers.
 ---@param locale string

@@ -8,9 +8,12 @@
 --     `{ text, group }` segments for UIs that paint with highlight groups);
 --   * the live object (`M.new`): remembers what a person has already seen, so completed
 --     tasks fall away at the next turn, and the collapsed / expanded modes.
--- Which tasks fit on overflow is decided natively (`core.overlay_layout`); the files of
--- this folder only write lines: keys.lua (collapse key grammar), themes.lua, layout.lua,
--- render.lua (lines from a selection), live.lua (the live object), text.lua (memos).
+-- What the panel shows is decided natively, once (`core.overlay_view`: the tasks hidden
+-- after their turn, the budget's selection, the heading counts, whether rows carry `#id`);
+-- the files of this folder only write lines: layout.lua (what each line says), themes.lua
+-- (how it is colored), render.lua (lines from a selection), live.lua (the live object,
+-- whose memory of what was seen is native too), keys.lua (collapse key grammar), text.lua
+-- (memos of sanitized text, cuts and UI words).
 --
 -- What the heading counts. `● Todos (done/total)` counts the tasks the panel works over:
 -- live tasks, minus the completed ones the live object hid after their turn. So after

@@ -13,6 +13,7 @@ local M = {}
 ---@field opts rpiv_todo.OverlayOptions options used by every render (width comes per call)
 ---@field collapsed boolean
 ---@field expanded boolean
+---@field live? userdata the native memory of what was seen (`core.overlay_live`), made on first use
 local Overlay = {}
 Overlay.__index = Overlay
 
@@ -26,23 +27,30 @@ function M.new(opts)
     collapsed = false,
     expanded = false,
   }, Overlay)
-  ov:reset()
   return ov
+end
+
+-- The memory of what was seen lives natively (`core.overlay_live`), next to the
+-- selection that reads it: a paint from a list handle never copies the list into Lua.
+function Overlay:memory()
+  local live = self.live
+  if live == nil then
+    live = require("rpiv_todo.native").overlay_live()
+    self.live = live
+  end
+  return live
 end
 
 ---Forget which completed tasks were shown (the session layer calls it on replay).
 function Overlay:reset()
-  self.shown = {} -- completed ids displayed during the current turn
-  self.hidden = {} -- completed ids displayed in an earlier turn
-  self.last_next_id = nil
+  if self.live ~= nil then
+    self.live:reset()
+  end
 end
 
 ---A new agent turn began: completed tasks already shown hide from now on.
 function Overlay:turn_started()
-  for id in pairs(self.shown) do
-    self.hidden[id] = true
-  end
-  self.shown = {}
+  self:memory():turn_started()
 end
 
 ---Flip between the full panel and the heading plus hint.
@@ -58,66 +66,21 @@ function Overlay:set_expanded(on)
   self.expanded = on and true or false
 end
 
----Render `state` at `width` columns. Heading counts leave hidden completed tasks out
----(see the header of this file).
----@param state { tasks: table[], nextId: integer }|rpiv_todo.Session|userdata|nil a state, a session, or a core.list handle
+---The completed ids hidden after their turn, sorted (for tests and inspection).
+---@return integer[]
+function Overlay:hidden_ids()
+  return self:memory():hidden()
+end
+
+---Render at `width` columns. Heading counts leave hidden completed tasks out (see the
+---header of overlay/init.lua). A session or a `core.list` handle is read in place (the
+---fast path: no snapshot is built); a state table works too.
+---@param source { tasks: table[], nextId: integer }|rpiv_todo.Session|userdata|nil a state, a session, or a core.list handle
 ---@param width? integer
 ---@return any[] lines
-function Overlay:render(state, width)
-  -- A session or a core.list handle: read its snapshot (the turn bookkeeping needs ids).
-  if type(state) == "userdata" then
-    -- Any other userdata (JSON null, say) has no snapshot: nothing to show.
-    local ok, snapshot = pcall(function()
-      return state:state()
-    end)
-    state = ok and snapshot or nil
-  elseif type(state) == "table" and type(state.state) == "function" then
-    state = state:state()
-  end
-  local tasks = (type(state) == "table" and type(state.tasks) == "table") and state.tasks or {}
-  local next_id = type(state) == "table" and state.nextId or nil
-  if type(next_id) == "number" then
-    -- A shrinking nextId means the list was cleared: ids may be handed out again.
-    if self.last_next_id ~= nil and next_id < self.last_next_id then
-      self:reset()
-    end
-    self.last_next_id = next_id
-  end
-
-  -- Forget ids that are no longer completed tasks, then drop the hidden ones.
-  local completed = {}
-  for i = 1, #tasks do
-    local t = tasks[i]
-    if t.status == "completed" then
-      completed[t.id] = true
-    end
-  end
-  local any_hidden = false
-  for id in pairs(self.hidden) do
-    if completed[id] then
-      any_hidden = true
-    else
-      self.hidden[id] = nil
-    end
-  end
-  for id in pairs(self.shown) do
-    if not completed[id] then
-      self.shown[id] = nil
-    end
-  end
-  local shown_tasks = tasks
-  if any_hidden then
-    shown_tasks = {}
-    for i = 1, #tasks do
-      local t = tasks[i]
-      if not (t.status == "completed" and self.hidden[t.id]) then
-        shown_tasks[#shown_tasks + 1] = t
-      end
-    end
-  end
-
+function Overlay:render(source, width)
   local o = self.opts
-  local lines = render.render({ tasks = shown_tasks, nextId = next_id }, {
+  return render.paint(source, {
     width = width,
     max_widget_lines = o.max_widget_lines,
     collapse_key = o.collapse_key,
@@ -125,18 +88,7 @@ function Overlay:render(state, width)
     layout = o.layout,
     collapsed = self.collapsed,
     expanded = self.expanded,
-  })
-
-  -- Only a full render shows rows; a collapsed panel shows no task to remember.
-  if not self.collapsed and #lines > 0 then
-    for i = 1, #shown_tasks do
-      local t = shown_tasks[i]
-      if t.status == "completed" then
-        self.shown[t.id] = true
-      end
-    end
-  end
-  return lines
+  }, self:memory())
 end
 
 M.Overlay = Overlay

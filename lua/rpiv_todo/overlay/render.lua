@@ -85,59 +85,59 @@ function H.layout_for(override)
   return layout_mod.resolve(M.config.layout, override)
 end
 
--- One pass over the shown tasks: counts and whether any of them waits on another.
-function H.scan(tasks)
-  local counts = { total = 0, pending = 0, in_progress = 0, completed = 0 }
-  local show_ids = false
-  for i = 1, #tasks do
-    local t = tasks[i]
-    local s = t.status
-    if s ~= "deleted" then
-      if counts[s] ~= nil and s ~= "total" then
-        counts[s] = counts[s] + 1
-      end
-      counts.total = counts.total + 1
-      if not show_ids then
-        local b = t.blockedBy
-        show_ids = type(b) == "table" and #b > 0
-      end
+-- The shipped row function: a layout that keeps it never reads `row.task`, so a list
+-- handle's rows come without the whole task.
+H.DEFAULT_ROW = layout_mod.default_layout.row
+
+-- Rows under the heading in expanded mode: every task.
+H.EVERYTHING = 2 ^ 31 - 1
+
+---What a render reads: a `core.list` handle, a state table, or nil. A session gives its
+---list handle (read in place, no snapshot); anything else with `:state()` its snapshot.
+---@param source any
+---@return any
+function M.source(source)
+  if type(source) == "table" then
+    local list = source.list
+    if type(list) == "userdata" and type(source.state) == "function" then
+      return list
+    end
+    if type(source.state) == "function" then
+      return source:state()
     end
   end
-  return counts, show_ids
+  return source
 end
 
----Render the panel for `state` (stateless). Lines are strings, or lists of
----`{ text, group }` with the segments theme. Nothing to show: `{}` (hide the panel).
----@param state { tasks: table[], nextId: integer }|nil
----@param opts? rpiv_todo.OverlayOptions
+---The panel's lines. `live` is an `overlay_live` (the live object's memory), a table of
+---ids to leave out, or nil.
+---@param source any a list handle, a state table, a session, or nil
+---@param opts rpiv_todo.OverlayOptions
+---@param live any
 ---@return any[] lines
-function M.render(state, opts)
-  opts = opts or {}
+function M.paint(source, opts, live)
   local cfg = M.config
-  local tasks, counts, show_ids, sel
-  if type(state) == "userdata" then
-    -- A `core.list` handle: selection, counts and showIds come back in one native call
-    -- that reads no Lua tables (the fast path for live UIs; see README "Performance").
-    local budget = opts.expanded and 2147483647
-      or math.floor(
-          H.max_widget_lines(opts.max_widget_lines == nil and cfg.max_widget_lines or opts.max_widget_lines)
-        )
-        - 1
-    sel = H.core().overlay_layout(state, budget, opts.hidden)
-    local c = sel.counts
-    counts = { total = c.total, pending = c.pending, in_progress = c.inProgress, completed = c.completed }
-    show_ids = sel.showIds
-    tasks = sel.visible
+  source = M.source(source)
+  local budget
+  if opts.expanded then
+    budget = H.EVERYTHING
   else
-    tasks = (type(state) == "table" and type(state.tasks) == "table") and state.tasks or {}
-    counts, show_ids = H.scan(tasks)
+    local mwl = opts.max_widget_lines
+    if mwl == nil then
+      mwl = cfg.max_widget_lines
+    end
+    budget = math.floor(H.max_widget_lines(mwl)) - 1
   end
+  local layout = H.layout_for(opts.layout)
+  local collapsed = opts.collapsed and true or false
+  -- Selection, counts, showIds and the live memory: decided natively, in one call.
+  local rows, counts, show_ids, hidden_completed, truncated =
+    H.core().overlay_view(source, budget, live, collapsed, layout.row ~= H.DEFAULT_ROW)
   if counts.total == 0 then
     return {}
   end
 
   local theme = themes.resolve(opts.theme or cfg.theme)
-  local layout = H.layout_for(opts.layout)
   local key = keys.resolve(opts.collapse_key == nil and cfg.collapse_key or opts.collapse_key)
   local width = opts.width
   if type(width) ~= "number" or width ~= width then
@@ -161,49 +161,24 @@ function M.render(state, opts)
   local last = theme.fg("dim", "└─") .. " "
 
   local lines = { finish(layout.heading(ctx), width) }
-  if opts.collapsed then
+  if collapsed then
     lines[2] = finish(last .. layout.collapsed_hint(ctx), width)
   else
-    local budget
-    if opts.expanded then
-      budget = counts.total
-    else
-      local mwl = opts.max_widget_lines
-      if mwl == nil then
-        mwl = cfg.max_widget_lines
-      end
-      -- Budgets past the task count select the same rows; clamp so the native
-      -- side always gets a small integer.
-      budget = math.min(math.floor(H.max_widget_lines(mwl)) - 1, counts.total)
-    end
-    local visible, hidden_completed, truncated
-    if sel then
-      visible = sel.visible
-      hidden_completed, truncated = math.floor(sel.hiddenCompleted), math.floor(sel.truncatedTail)
-    elseif budget >= counts.total then
-      -- Everything fits: the selection is every live task, no native round trip.
-      visible = {}
-      for i = 1, #tasks do
-        if tasks[i].status ~= "deleted" then
-          visible[#visible + 1] = tasks[i]
-        end
-      end
-      hidden_completed, truncated = 0, 0
-    else
-      local picked = H.core().overlay_layout({ tasks = tasks, nextId = state.nextId }, budget)
-      visible = picked.visible
-      hidden_completed = math.floor(picked.hiddenCompleted or 0)
-      truncated = math.floor(picked.truncatedTail or 0)
-    end
+    -- A list handle's rows are row views already; a state table's are its own tasks.
+    local views = type(source) == "userdata"
     local more = hidden_completed + truncated
-    local n = #visible
+    local n = #rows
     for i = 1, n do
+      local row = rows[i]
+      if not views then
+        row = H.row_view(row)
+      end
       local prefix = (i == n and more == 0) and last or mid
-      lines[#lines + 1] = finish(prefix .. layout.row(ctx, H.row_view(visible[i])), width)
+      lines[i + 1] = finish(prefix .. layout.row(ctx, row), width)
     end
     if more > 0 then
       local hidden = { count = more, completed = hidden_completed, pending = truncated }
-      lines[#lines + 1] = finish(last .. layout.summary(ctx, hidden), width)
+      lines[n + 2] = finish(last .. layout.summary(ctx, hidden), width)
     end
   end
   local spacer = layout.spacer(ctx)
@@ -211,6 +186,16 @@ function M.render(state, opts)
     lines[#lines + 1] = finish(spacer, width)
   end
   return lines
+end
+
+---Render the panel for `source` (stateless). Lines are strings, or lists of
+---`{ text, group }` with the segments theme. Nothing to show: `{}` (hide the panel).
+---@param source { tasks: table[], nextId: integer }|userdata|rpiv_todo.Session|nil a state, a core.list handle or a session
+---@param opts? rpiv_todo.OverlayOptions
+---@return any[] lines
+function M.render(source, opts)
+  opts = opts or {}
+  return M.paint(source, opts, opts.hidden)
 end
 
 return M
