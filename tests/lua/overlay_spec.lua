@@ -707,16 +707,17 @@ test("the render memos let a dropped 1 MiB subject be collected (issue 9)", func
   collectgarbage("collect")
   collectgarbage("collect")
   local base = collectgarbage("count")
-  local big = string.rep("a", 1024 * 1024)
-  for i = 1, 100 do
-    local subject = big .. i .. "\27[31m"
-    list:apply({ action = "update", id = 1, subject = subject })
-    ov:render(list, 80)
-    overlay.render(list, { width = 80, theme = "segments" })
-    overlay.render(list:state(), { width = 80 })
-    overlay.render(list:state())
+  do -- the subjects go out of scope here: only the memos could keep them
+    local big = string.rep("a", 1024 * 1024)
+    for i = 1, 100 do
+      local subject = big .. i .. "\27[31m"
+      list:apply({ action = "update", id = 1, subject = subject })
+      ov:render(list, 80)
+      overlay.render(list, { width = 80, theme = "segments" })
+      overlay.render(list:state(), { width = 80 })
+      overlay.render(list:state())
+    end
   end
-  big = nil
   list:apply({ action = "clear" })
   ov:render(list, 80)
   collectgarbage("collect")
