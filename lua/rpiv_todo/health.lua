@@ -139,14 +139,43 @@ function H.check_config(report)
   end
 
   local nv = require("rpiv_todo.nvim")
+  local c = nv.config
   report.info(
-    "editor: win "
-      .. H.show(nv.config.win)
+    "panel: position "
+      .. H.show(c.position)
+      .. ", border "
+      .. H.show(c.border)
+      .. ", winblend "
+      .. H.show(c.winblend)
+      .. ", max_width "
+      .. H.show(c.max_width)
+      .. ", padding "
+      .. H.show(c.padding)
+      .. ", avoid_cursor "
+      .. H.show(c.avoid_cursor)
+      .. ", win "
+      .. H.show(c.win)
       .. ", zindex "
-      .. H.show(nv.config.zindex)
-      .. ", map_collapse_key "
-      .. H.show(nv.config.map_collapse_key)
+      .. H.show(c.zindex)
   )
+  local exclude = c.exclude
+  if type(exclude) == "table" then
+    report.info(
+      "panel skips filetypes "
+        .. table.concat(exclude.filetypes or {}, ", ")
+        .. "; buftypes "
+        .. table.concat(exclude.buftypes or {}, ", ")
+    )
+  else
+    report.info("panel skips the windows a function chooses (exclude)")
+  end
+  local sessions = require("rpiv_todo.session")
+  local pinned = nv.pinned()
+  if pinned then
+    report.info("the panel shows session " .. H.show(pinned) .. " (pinned)")
+  else
+    report.info("the panel shows the session of the latest tool call (now " .. H.show(sessions.foreground_id()) .. ")")
+  end
   local key = nv.mapped_key()
   if key then
     report.ok(":TodosToggle is mapped to " .. key .. " in normal and insert mode")

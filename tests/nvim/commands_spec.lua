@@ -295,6 +295,8 @@ T.test(":checkhealth rpiv_todo reports the library, locale and configuration wit
   T.contains(text, "UI locale: en", "locale")
   T.contains(text, 'collapse_key: "ctrl+shift+t"', "configuration")
   T.contains(text, "mapped to <C-S-t>", "mapping")
+  T.contains(text, 'panel: position "bottom-right", border "none"', "panel options")
+  T.contains(text, "the panel shows the session of the latest tool call", "which session")
   T.contains(text, "OK", "some OK lines")
 end)
 
@@ -318,6 +320,19 @@ T.test(":help rpiv_todo: the help file has unique tags for the commands and the 
     "rpiv_todo-highlights",
     "rpiv_todo-health",
     "rpiv_todo-locale",
+    "rpiv_todo-panel",
+    "rpiv_todo-panel-session",
+    "rpiv_todo-panel-place",
+    "rpiv_todo-surprises",
+    "rpiv_todo.nvim.foreground()",
+    "rpiv_todo.nvim.edit()",
+    "RpivTodoUserEdit",
+    ":Todos-add",
+    ":Todos-start",
+    ":Todos-done",
+    ":Todos-delete",
+    ":Todos-hide",
+    ":Todos-show",
   }) do
     T.eq(tags[tag], true, "tag " .. tag)
   end
