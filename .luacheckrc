@@ -20,6 +20,7 @@ files["lua/rpiv_todo/nvim/"] = nvim
 files["plugin/"] = nvim
 files["scripts/nvim-runner.lua"] = { globals = { "vim", "RPIV_ROOT" } }
 files["tests/nvim/"] = nvim
+files["tests/screen/init.lua"] = nvim
 files["tests/agents/"] = nvim
 -- Run both from plain interpreters and inside Neovim: they test `vim` before using it.
 files["tests/harness.lua"] = nvim

@@ -19,6 +19,8 @@
 #      lua/rpiv_todo/core.so); tests/agents/*: the adapters inside the real agent plugins
 #      (pinned in $RPIV_DEPS, default ../shared/deps; listed as skipped without them), and
 #      their recorded request bodies checked with Python jsonschema (pip, when missing)
+#      tests/screen/*_spec.lua: the current Neovim in a tmux pane (Debian's tmux), keys
+#      through send-keys, what a person sees through capture-pane
 #   7. the example host (cargo run --example host; its output is asserted by cargo test)
 #   8. the rockspec: `luarocks make` into a temporary tree for Lua 5.4 and for Lua 5.1,
 #      then tests/luarocks/rock_spec.lua loads rpiv_todo from that tree and runs a call
@@ -36,7 +38,7 @@ cd "$ROOT" || exit 1
 
 NVIM_OLD=/usr/bin/nvim
 NVIM_NEW=${NVIM_NEW:-}
-APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check luarocks liblua5.4-dev liblua5.1-0-dev)
+APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check luarocks liblua5.4-dev liblua5.1-0-dev tmux)
 # The folders StyLua formats (`stylua lua tests scripts examples plugin` fixes them).
 STYLUA_DIRS=(lua tests scripts examples plugin)
 # The one release on PyPI; it carries Neovim 0.12 with LuaJIT.
@@ -291,6 +293,23 @@ nvim_specs() {
     done
 }
 
+# screen_specs: the current Neovim in a 100x30 tmux pane (tests/screen/), driven by keys
+# and read off the screen, from luajit with the harness.
+screen_specs() {
+    local spec
+    for spec in "$ROOT"/tests/screen/*_spec.lua; do
+        [[ -e $spec ]] || continue
+        if [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+            skip "$(rel "$spec") (nvim current, tmux)" "the current Neovim is not installed"
+        elif ! steps_passed "place the luajit build"; then
+            skip "$(rel "$spec") (nvim current, tmux)" "no luajit build at lua/rpiv_todo/core.so"
+        else
+            step "$(rel "$spec") ($(nvim_label "$NVIM_NEW"), tmux)" \
+                run_lua luajit "$ROOT/target/lua-luajit" "$spec" RPIV_NVIM="$NVIM_NEW"
+        fi
+    done
+}
+
 # agent_specs: the adapters inside the real agent plugins (tests/agents/), pinned copies in
 # $RPIV_DEPS (default ../shared/deps): codecompanion.nvim v19 and v17, avante.nvim, in the
 # current Neovim; then every request body they recorded and the ACP plan updates checked
@@ -410,6 +429,7 @@ else
 fi
 loader_tests
 nvim_specs
+screen_specs
 agent_specs
 step "example host (cargo run --example host)" cargo run --example host
 luarocks_tests

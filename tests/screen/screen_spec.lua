@@ -84,8 +84,8 @@ function H.start(term)
     .. H.quote(file)
   H.tmux("new-session -d -s main -x " .. H.COLS .. " -y " .. H.ROWS .. " -e TERM=" .. term .. " " .. H.quote(cmd))
   H.tmux("set-option -t main default-terminal " .. term)
-  H.wait(function(s)
-    return s[1]:find("line 1:", 1, true) ~= nil
+  H.wait(function(now)
+    return now[1]:find("line 1:", 1, true) ~= nil
   end, "Neovim shows the file")
 end
 
@@ -223,8 +223,8 @@ end)
 
 T.test("a plan of five tasks: the panel in the bottom-right corner, heading and five rows", function()
   H.ex("Agent plan 5")
-  local s = H.wait(function(s)
-    return H.panel(s) ~= nil
+  local s = H.wait(function(now)
+    return H.panel(now) ~= nil
   end, "the panel")
   local p = H.panel(s)
   T.eq(p.bottom - p.top + 1, 6, "six rows, no blank line")
@@ -237,20 +237,20 @@ end)
 
 T.test("the cursor at the bottom: the panel moves to the top; the line being typed stays visible", function()
   H.keys("L")
-  local s = H.wait(function(s)
-    local p = H.panel(s)
+  local s = H.wait(function(now)
+    local p = H.panel(now)
     return p ~= nil and p.top == 1
   end, "the panel at the top after L")
   T.eq(H.panel(s).right, H.COLS - 1, "still on the right")
   H.keys("A", " typing at the end")
-  s = H.wait(function(s)
-    return s[H.LAST_TEXT_ROW]:find("typing at the end", 1, true) ~= nil
+  s = H.wait(function(now)
+    return now[H.LAST_TEXT_ROW]:find("typing at the end", 1, true) ~= nil
   end, "the typed text on the last row")
   T.contains(s[H.ROWS], "INSERT", "insert mode")
   T.eq(H.panel(s).top, 1, "the panel at the top while typing")
   H.keys("Escape", "g", "g")
-  s = H.wait(function(s)
-    local p = H.panel(s)
+  s = H.wait(function(now)
+    local p = H.panel(now)
     return p ~= nil and p.bottom == H.LAST_TEXT_ROW
   end, "the panel back at the bottom after gg")
   T.eq(s[1]:find("line 1:", 1, true), 1, "the cursor's line at the top is clear")
@@ -258,8 +258,8 @@ end)
 
 T.test(":vsplit, <C-w>l, two more :vsplit: over the current window only, :only keeps it", function()
   H.ex("vsplit")
-  local s = H.wait(function(s)
-    return #H.separators(s[1]) == 1 and H.panel(s) ~= nil and H.panel(s).col < H.separators(s[1])[1]
+  local s = H.wait(function(now)
+    return #H.separators(now[1]) == 1 and H.panel(now) ~= nil and H.panel(now).col < H.separators(now[1])[1]
   end, "the panel over the new left window")
   local sep = H.separators(s[1])[1]
   local p = H.panel(s)
@@ -275,15 +275,15 @@ T.test(":vsplit, <C-w>l, two more :vsplit: over the current window only, :only k
   end
   T.ok(reaches, "in the left window's bottom-right corner")
   H.keys("C-w", "l")
-  s = H.wait(function(s)
-    local q = H.panel(s)
+  s = H.wait(function(now)
+    local q = H.panel(now)
     return q ~= nil and q.col > sep
   end, "the panel over the right window after <C-w>l")
   T.eq(H.panel(s).right, H.COLS - 1, "in the right window's corner")
   H.ex("vsplit")
   H.ex("vsplit")
-  s = H.wait(function(s)
-    return #H.separators(s[1]) == 3
+  s = H.wait(function(now)
+    return #H.separators(now[1]) == 3
   end, "four windows")
   local seps = H.separators(s[1])
   p = H.panel(s)
@@ -298,17 +298,17 @@ T.test(":vsplit, <C-w>l, two more :vsplit: over the current window only, :only k
   T.ok(p.col > seps[1] and p.col < seps[2], "inside the current (second) window:\n" .. table.concat(s, "\n"))
   T.contains(s[p.top + 1], "…", "rows cut with an ellipsis")
   H.ex("only")
-  s = H.wait(function(s)
-    local q = H.panel(s)
-    return #H.separators(s[1]) == 0 and q ~= nil and q.right == H.COLS - 1
+  H.wait(function(now)
+    local q = H.panel(now)
+    return #H.separators(now[1]) == 0 and q ~= nil and q.right == H.COLS - 1
   end, "the panel after :only, without a tool call")
 end)
 
 T.test(":help opens: the panel stays over the window being edited", function()
   H.ex("help")
-  local s = H.wait(function(s)
-    local row = H.find(s, "help.txt")
-    return row ~= nil and row < H.ROWS - 2 and H.panel(s) ~= nil
+  local s = H.wait(function(now)
+    local row = H.find(now, "help.txt")
+    return row ~= nil and row < H.ROWS - 2 and H.panel(now) ~= nil
   end, "a help window above the file")
   local help_status = nil
   for r = 1, H.ROWS - 2 do
@@ -405,8 +405,8 @@ T.test("a 256-colour terminal (notermguicolors): the panel has a background of i
   H.start("screen-256color")
   H.ex("set notermguicolors")
   H.ex("Agent plan 4")
-  H.wait(function(s)
-    return H.panel(s) ~= nil
+  H.wait(function(now)
+    return H.panel(now) ~= nil
   end, "the panel")
   local panel, left = H.colours()
   local bgs = H.keys_of(panel)
@@ -417,8 +417,8 @@ end)
 
 T.test("colorscheme morning (light) in 256 colours: one background across the panel, no grey patches", function()
   H.ex("colorscheme morning")
-  H.wait(function(s)
-    return H.panel(s) ~= nil
+  H.wait(function(now)
+    return H.panel(now) ~= nil
   end, "the panel")
   local panel, left = H.colours()
   local bgs = H.keys_of(panel)
