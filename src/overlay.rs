@@ -134,12 +134,14 @@ pub struct Entry {
     /// `None` for an id that is not an integer (a host's malformed table): such a task is
     /// shown but never remembered as seen.
     pub id: Option<Id>,
+    /// Where the task is in its life.
     pub status: Status,
     /// It waits on another task (a non-empty `blockedBy`).
     pub blocked: bool,
 }
 
 impl Entry {
+    /// The entry of a list's own task.
     pub fn of(task: &Task) -> Entry {
         Entry {
             id: Some(task.id),
