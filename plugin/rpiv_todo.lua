@@ -13,19 +13,40 @@ if vim.g.loaded_rpiv_todo == 1 then
 end
 vim.g.loaded_rpiv_todo = 1
 
-vim.api.nvim_create_user_command("Todos", function(opts)
-  require("rpiv_todo.nvim.commands").run(opts.args)
-end, {
-  nargs = "*",
-  complete = function(arglead, cmdline, pos)
-    return require("rpiv_todo.nvim.commands").complete(arglead, cmdline, pos)
-  end,
-  desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
-})
+-- A command that fails (no native library, say) reports one message, not a traceback.
+local function guarded(fn)
+  return function(...)
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      vim.notify(tostring(err), vim.log.levels.ERROR, { title = "rpiv_todo" })
+    end
+  end
+end
 
-vim.api.nvim_create_user_command("TodosToggle", function()
-  require("rpiv_todo.nvim").toggle_command()
-end, { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" })
+vim.api.nvim_create_user_command(
+  "Todos",
+  guarded(function(opts)
+    require("rpiv_todo.nvim.commands").run(opts.args)
+  end),
+  {
+    nargs = "*",
+    complete = function(arglead, cmdline, pos)
+      local ok, out = pcall(function()
+        return require("rpiv_todo.nvim.commands").complete(arglead, cmdline, pos)
+      end)
+      return ok and out or {}
+    end,
+    desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
+  }
+)
+
+vim.api.nvim_create_user_command(
+  "TodosToggle",
+  guarded(function()
+    require("rpiv_todo.nvim").toggle_command()
+  end),
+  { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" }
+)
 
 local done, stop = false, nil
 stop = require("rpiv_todo.session").listen(function(event, id)

@@ -76,12 +76,26 @@ T.test("a missing native library is one notification naming the plugin's path an
     T.eq(used, false, "a tool call cannot run")
     T.contains(tostring(msg), "scripts/build-module.sh luajit", "the call's error names the build command")
     T.eq(select(2, tostring(msg):gsub("\n", "")) <= 3, true, "a short message, not a search list")
+    -- The commands say the same in one notification, without a traceback.
+    require("rpiv_todo.nvim.commands").create()
+    vim.cmd("Todos")
+    vim.cmd("TodosToggle")
+    -- The commands attached this copy's front end: take it out again (its autocmds
+    -- would outlive the copy).
+    require("rpiv_todo.nvim").detach()
+    pcall(vim.api.nvim_del_user_command, "Todos")
+    pcall(vim.api.nvim_del_user_command, "TodosToggle")
   end)
   vim.notify = saved_notify
   if not ok then
     error(err, 0)
   end
-  T.eq(#notes, 1, "one notification")
+  T.eq(#notes, 3, "one notification at load, one per command")
+  for i = 2, 3 do
+    T.eq(notes[i].level, vim.log.levels.ERROR, "command " .. i .. ": an error")
+    T.contains(notes[i].msg, "scripts/build-module.sh luajit", "command " .. i .. ": the build command")
+    T.eq(notes[i].msg:find("traceback", 1, true), nil, "command " .. i .. ": no traceback")
+  end
   T.eq(notes[1].level, vim.log.levels.ERROR, "an error")
   T.contains(notes[1].msg, "cd " .. dir .. " && scripts/build-module.sh luajit", "absolute path and exact command")
   T.contains(notes[1].msg, ":checkhealth rpiv_todo", "where to read more")

@@ -207,18 +207,46 @@ function M.complete(arglead, cmdline)
   return {}
 end
 
+---`fn` for a command: an error (no native library, say) is one notification, not a
+---traceback.
+---@param fn function
+---@return function
+function M.guarded(fn)
+  return function(...)
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      vim.notify(tostring(err), vim.log.levels.ERROR, { title = "rpiv_todo" })
+    end
+  end
+end
+
+---Completion that never raises into the command line.
+---@return string[]
+function H.safe_complete(arglead, cmdline, pos)
+  local ok, out = pcall(M.complete, arglead, cmdline, pos)
+  return ok and out or {}
+end
+
 ---Create :Todos, :TodosToggle and the registered commands.
 function M.create()
-  vim.api.nvim_create_user_command("Todos", function(opts)
-    M.run(opts.args)
-  end, {
-    nargs = "*",
-    complete = M.complete,
-    desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
-  })
-  vim.api.nvim_create_user_command("TodosToggle", function()
-    H.nv().toggle_command()
-  end, { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" })
+  vim.api.nvim_create_user_command(
+    "Todos",
+    M.guarded(function(opts)
+      M.run(opts.args)
+    end),
+    {
+      nargs = "*",
+      complete = H.safe_complete,
+      desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
+    }
+  )
+  vim.api.nvim_create_user_command(
+    "TodosToggle",
+    M.guarded(function()
+      H.nv().toggle_command()
+    end),
+    { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" }
+  )
   for _, c in ipairs(M.extra) do
     vim.api.nvim_create_user_command(c[1], c[2], c[3])
   end
