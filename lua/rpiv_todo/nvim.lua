@@ -20,6 +20,10 @@
 --   * :Todos (the list window, and the user's own edits) and :TodosToggle
 --     (rpiv_todo.nvim.commands); the collapse_key is mapped to the toggle.
 -- Painting never raises into a tool call: a failure is reported once through vim.notify.
+--
+-- Other front-end files plug in here: options with `M.register_option(name, default,
+-- check, apply)`, :Todos subcommands with `require("rpiv_todo.nvim.commands").register`,
+-- whole commands with `.register_command` (created with :Todos and :TodosToggle).
 
 local M = {}
 local H = {}
@@ -194,15 +198,21 @@ H.checks = {
   end,
 }
 
+H.appliers = {} -- name -> fn(value, config) run by setup() after the config is in place
+
 ---Add an option of the editor front end (for other front-end files, before setup).
+---`apply(value, config)`, when given, runs at every setup() once the new config is in
+---place (after the checks of every option passed).
 ---@param name string
 ---@param default any
 ---@param check fun(value: any): string|nil nil when fine, else what was expected
-function M.register_option(name, default, check)
+---@param apply? fun(value: any, config: table)
+function M.register_option(name, default, check, apply)
   M.defaults[name] = default
   H.checks[name] = check
+  H.appliers[name] = apply
   if M.config[name] == nil then
-    M.config[name] = default
+    M.config[name] = H.copy(default)
   end
 end
 
@@ -291,6 +301,9 @@ function M.setup(opts)
     M.config[k] = v
   end
   M.attach()
+  for name, apply in pairs(H.appliers) do
+    apply(M.config[name], M.config)
+  end
   H.sync_mapping()
   H.request_paint()
   return M

@@ -285,6 +285,43 @@ T.test("setup errors say what they got", function()
   todo.setup({ locale = "en" })
 end)
 
+T.test("other front-end files add options, :Todos subcommands and commands", function()
+  local nv = require("rpiv_todo.nvim")
+  local commands = require("rpiv_todo.nvim.commands")
+  local applied = {}
+  nv.register_option("keep_it", false, function(v)
+    if type(v) ~= "boolean" then
+      return "expected a boolean"
+    end
+  end, function(v)
+    applied[#applied + 1] = v
+  end)
+  local ok, err = pcall(nv.setup, { keep_it = "yes" })
+  T.eq(ok, false, "checked")
+  T.contains(err, '(rpiv_todo) nvim.keep_it: expected a boolean, got string "yes"', "message")
+  T.eq(#applied, 0, "not applied when a check fails")
+  nv.setup({ keep_it = true })
+  T.eq(nv.config.keep_it, true, "in the config")
+  T.eq(applied[1], true, "applied")
+  nv.setup({})
+  T.eq(applied[2], false, "the default applied by a setup() without it")
+  local ran = nil
+  commands.register("ping", {
+    usage = "ping",
+    run = function(rest)
+      ran = rest
+    end,
+  })
+  vim.cmd("Todos ping  pong ")
+  T.eq(ran, "pong", "subcommand ran with its argument")
+  T.contains(table.concat(vim.fn.getcompletion("Todos p", "cmdline"), ","), "ping", "completed")
+  commands.register_command("TodosPing", function()
+    ran = "command"
+  end, { nargs = 0 })
+  vim.cmd("TodosPing")
+  T.eq(ran, "command", "a whole command, created at once since :Todos exists")
+end)
+
 T.test(":checkhealth rpiv_todo reports the library, locale and configuration without ERROR", function()
   vim.cmd("checkhealth rpiv_todo")
   local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
