@@ -21,7 +21,10 @@
 #      their recorded request bodies checked with Python jsonschema (pip, when missing)
 #      tests/screen/*_spec.lua: the current Neovim in a tmux pane (Debian's tmux), keys
 #      through send-keys, what a person sees through capture-pane
-#   7. the example host (cargo run --example host; its output is asserted by cargo test)
+#   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
+#      (cargo test -p rpiv_todo_host: piped output without escape codes, --help, exit
+#      codes; its session output is asserted by the contract tests), and that running it
+#      builds none of the crate's dev-dependencies
 #   8. the rockspec: `luarocks make` into a temporary tree for Lua 5.4 and for Lua 5.1,
 #      then tests/luarocks/rock_spec.lua loads rpiv_todo from that tree and runs a call
 #
@@ -364,6 +367,26 @@ luarocks_tests() {
     step "luarocks make (Lua 5.1) and a tool call from the installed rock" rock_test 5.1 lua51
 }
 
+# The crate's dev-dependencies (test-only) must not be in what `cargo run -p
+# rpiv_todo_host` builds (its normal and build dependencies).
+host_deps_check() {
+    local dev tree name found=()
+    dev=$(cargo tree -p rpiv_todo -e dev --depth 1 --prefix none | tail -n +2 | awk '{print $1}') || return 1
+    tree=$(cargo tree -p rpiv_todo_host -e normal,build --prefix none | awk '{print $1}' | sort -u) || return 1
+    if [[ -z $dev ]]; then
+        echo "no dev-dependencies found: nothing to check"
+        return 1
+    fi
+    for name in $dev; do
+        grep -qx "$name" <<<"$tree" && found+=("$name")
+    done
+    if [[ ${#found[@]} -gt 0 ]]; then
+        echo "scripts/run.sh would build test-only crates: ${found[*]}"
+        return 1
+    fi
+    echo "none of $(echo $dev) among the $(wc -l <<<"$tree") crates the host builds"
+}
+
 doc_check() {
     RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --no-deps --quiet
 }
@@ -403,7 +426,7 @@ clippy() {
         echo "clippy is not installed (rustup component add clippy): lint skipped"
         return 0
     fi
-    cargo clippy --all-targets -- -D warnings &&
+    cargo clippy --workspace --all-targets -- -D warnings &&
         cargo clippy --lib --no-default-features --features module,luajit -- -D warnings
 }
 
@@ -431,6 +454,7 @@ loader_tests
 nvim_specs
 screen_specs
 agent_specs
-step "example host (cargo run --example host)" cargo run --example host
+step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
+step "scripts/run.sh builds no test-only dependency" host_deps_check
 luarocks_tests
 summary

@@ -2,7 +2,7 @@
 --
 -- The guidance override uses the function form: it receives the default snippet and eight
 -- guidelines, keeps them, and adds one line for this project. Run with your own config:
---   cargo run --example host -- --config my_init.lua
+--   scripts/run.sh --config my_init.lua
 
 local todo = require("rpiv_todo")
 

@@ -9,19 +9,19 @@
 //! on `/reload`, and checks the list survived.
 //!
 //! ```text
-//! cargo run --example host
-//! cargo run --example host -- --session my_session.jsonl --config my_init.lua --width 100 --plain
+//! scripts/run.sh                       # = cargo run --release -p rpiv_todo_host --
+//! scripts/run.sh --session my_session.jsonl --config my_init.lua --width 100 --plain
+//! scripts/run.sh --help                # the options and the session-file format
 //! ```
 //!
-//! Session file: JSON lines, each one of `{"user": text}` (starts a turn),
-//! `{"assistant": text}`, `{"call": {...todo arguments...}}` or `{"call": "<the arguments
-//! as JSON text>"}` (passed on verbatim, as an LLM API delivers them; a bare object with an
-//! `"action"` is a call too) and `{"event": "compaction"}`.
+//! The panel is drawn with ANSI colours only when standard output is a terminal and
+//! `NO_COLOR` is unset or empty; `--plain` and `--color` decide instead. Text from the
+//! session file is sanitized before it is printed, like everything the model writes.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use mlua::{Function, Lua, ObjectLike, Table, Value as LuaValue};
+use rpiv_todo::mlua::{self, Function, Lua, ObjectLike, Table, Value as LuaValue};
 use serde_json::{json, Value};
 
 /// The config and session shipped with the example (used when no flag names others).
@@ -40,8 +40,11 @@ pub struct Options {
     pub session: Option<PathBuf>,
     /// Terminal columns for the overlay panel.
     pub width: usize,
-    /// No ANSI colors in the overlay (for logs and tests).
+    /// No ANSI colors in the overlay: what `run` draws with. `main` sets it from `color`,
+    /// the terminal and `NO_COLOR` (see [`use_color`]).
     pub plain: bool,
+    /// `--color` (Some(true)) or `--plain` (Some(false)); None: decide from the terminal.
+    pub color: Option<bool>,
 }
 
 impl Default for Options {
@@ -51,12 +54,60 @@ impl Default for Options {
             session: None,
             width: 80,
             plain: false,
+            color: None,
         }
     }
 }
 
-const USAGE: &str =
-    "usage: host [--session <file.jsonl>] [--config <init.lua>] [--width <columns>] [--plain]";
+const USAGE: &str = "usage: host [--session <file.jsonl>] [--config <init.lua>] [--width <columns>] [--plain | --color]";
+
+/// What `--help` prints: the options and the session-file format.
+pub const HELP: &str = r#"usage: host [--session <file.jsonl>] [--config <init.lua>] [--width <columns>] [--plain | --color]
+
+The example Rust host of rpiv_todo. It embeds Lua, runs a config, prints the tool spec it
+would register with an LLM, then plays a recorded agent session: every todo call with the
+reply the model reads, /todos and the panel. Halfway (or at a compaction event) it throws
+its Lua state away, starts a new one and rebuilds the list by replaying the conversation,
+and checks that nothing was lost. Exit status: 0 when the list survived, 1 when it did
+not or on an error, 2 on a bad argument.
+
+options:
+  --session <file.jsonl>  the session to play (default: examples/host/session.jsonl)
+  --config <init.lua>     a Lua file run first, e.g. require("rpiv_todo").setup({ ... })
+                          (default: examples/host/init.lua)
+  --width <columns>       width of the panel (default: 80)
+  --plain                 no colours
+  --color                 colours even when standard output is not a terminal
+  -h, --help              this text
+Without --plain or --color the panel is coloured only when standard output is a
+terminal and NO_COLOR is unset or empty.
+
+session file: JSON Lines, one event per line (blank lines are skipped):
+  {"user": "text"}            the user speaks; starts a new turn
+  {"assistant": "text"}       the assistant speaks
+  {"call": {...}}             a todo tool call; the object is the arguments, e.g.
+                              {"call": {"action": "create", "subject": "Write the parser"}}
+  {"call": "<JSON text>"}     a call whose arguments are JSON text, passed on verbatim
+                              as an LLM API delivers them
+  {"action": "...", ...}      a bare arguments object is a call too
+  {"event": "compaction"}     compact the conversation and reload here (without one,
+                              the host does it after half of the calls)
+Arguments may be anything a model could send: a call the tool rejects is played and its
+"Error: ..." reply shown, as the model would see it.
+"#;
+
+/// Whether to draw in colour: an explicit `--color`/`--plain` wins; otherwise colour only
+/// on a terminal and when `NO_COLOR` is unset or empty (https://no-color.org).
+pub fn use_color(
+    flag: Option<bool>,
+    stdout_is_terminal: bool,
+    no_color: Option<&std::ffi::OsStr>,
+) -> bool {
+    match flag {
+        Some(choice) => choice,
+        None => stdout_is_terminal && !no_color.is_some_and(|v| !v.is_empty()),
+    }
+}
 
 /// Parse `--session`, `--config`, `--width`, `--plain`; `Ok(None)` for `--help`.
 pub fn parse_args(
@@ -78,7 +129,14 @@ pub fn parse_args(
                     .parse()
                     .map_err(|_| format!("--width expects a number, got {v:?}"))?;
             }
-            "--plain" => opts.plain = true,
+            "--plain" => {
+                opts.plain = true;
+                opts.color = Some(false);
+            }
+            "--color" => {
+                opts.plain = false;
+                opts.color = Some(true);
+            }
             "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
@@ -309,11 +367,11 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<bool> {
                 turn += 1;
                 host.turn_started()?;
                 writeln!(out, "\n--- turn {turn} ---")?;
-                writeln!(out, "user: {text}")?;
+                writeln!(out, "user: {}", rpiv_todo::sanitize::sanitize(text))?;
                 branch.push(message("user", text));
             }
             Event::Assistant(text) => {
-                writeln!(out, "assistant: {text}")?;
+                writeln!(out, "assistant: {}", rpiv_todo::sanitize::sanitize(text))?;
                 branch.push(message("assistant", text));
             }
             Event::Call(args) => {
@@ -404,7 +462,12 @@ fn play_call(
         other => (serde_json::to_string(other)?, other.clone()),
     };
     writeln!(out, "\n[call {n}] todo {}", host.render_call(&parsed)?)?;
-    writeln!(out, "  arguments: {args_json}")?;
+    // Shown sanitized (the text itself goes to the tool verbatim).
+    writeln!(
+        out,
+        "  arguments: {}",
+        rpiv_todo::sanitize::sanitize(&args_json)
+    )?;
     let result_json = host.call(&args_json)?;
     let result: Value = serde_json::from_str(&result_json)?;
     let text = result
@@ -482,10 +545,11 @@ fn compact_and_reload(
 }
 
 fn main() {
-    let opts = match parse_args(std::env::args().skip(1)) {
+    use std::io::IsTerminal;
+    let mut opts = match parse_args(std::env::args().skip(1)) {
         Ok(Some(opts)) => opts,
         Ok(None) => {
-            println!("{USAGE}");
+            print!("{HELP}");
             return;
         }
         Err(e) => {
@@ -494,6 +558,8 @@ fn main() {
         }
     };
     let stdout = std::io::stdout();
+    let no_color = std::env::var_os("NO_COLOR");
+    opts.plain = !use_color(opts.color, stdout.is_terminal(), no_color.as_deref());
     let mut out = stdout.lock();
     match run(&opts, &mut out) {
         Ok(true) => {}

@@ -1062,3 +1062,28 @@ fn the_example_host_shows_the_ansi_overlay_after_each_call() {
     assert!(last_call.contains("    6/6 completed\n"), "{last_call}");
     assert!(last_call.contains("    ○ Todos (2/2)\n    ├─ ✓ #4 Add tests for burst and refill ⛓ #2,#3,#6\n    └─ ✓ #5 Document the RATE_LIMIT_* settings ⛓ #3\n"), "{last_call}");
 }
+
+#[test]
+fn the_example_host_colours_only_a_terminal_without_no_color_unless_told() {
+    use std::ffi::OsStr;
+    // Decided from the terminal and NO_COLOR (set and non-empty turns colour off).
+    assert!(host::use_color(None, true, None));
+    assert!(host::use_color(None, true, Some(OsStr::new(""))));
+    assert!(!host::use_color(None, true, Some(OsStr::new("1"))));
+    assert!(!host::use_color(None, false, None));
+    // --color and --plain win over both.
+    assert!(host::use_color(Some(true), false, Some(OsStr::new("1"))));
+    assert!(!host::use_color(Some(false), true, None));
+    let parse = |args: &[&str]| {
+        host::parse_args(args.iter().map(|a| a.to_string()))
+            .unwrap()
+            .unwrap()
+    };
+    let color = parse(&["--color"]);
+    assert_eq!((color.color, color.plain), (Some(true), false));
+    let plain = parse(&["--color", "--plain"]);
+    assert_eq!((plain.color, plain.plain), (Some(false), true));
+    assert_eq!(parse(&[]).color, None);
+    assert!(host::parse_args(["--help".to_owned()]).unwrap().is_none());
+    assert!(host::HELP.contains("session file: JSON Lines"));
+}
