@@ -208,7 +208,7 @@ impl std::hash::Hasher for IdHasher {
 /// A set of task ids.
 pub type IdSet = HashSet<Id, std::hash::BuildHasherDefault<IdHasher>>;
 
-/// What a live overlay remembers of what a person saw (DESIGN.md "Overlay"): completed
+/// What a live overlay remembers of what a person saw (the panel's rule): completed
 /// tasks shown during the current turn, and those shown in an earlier turn, which hide.
 #[derive(Clone, Debug, Default)]
 pub struct Seen {

@@ -523,16 +523,11 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<Value> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let path = [
-            root.join("tests/fixtures").join(name),
-            root.join("../shared/conformance").join(name),
-        ]
-        .into_iter()
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("{name}: not in tests/fixtures"));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
         std::fs::read_to_string(&path)
-            .unwrap()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| serde_json::from_str(l).unwrap())
