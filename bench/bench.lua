@@ -226,22 +226,22 @@ do
   end, N)
   H.row("overlay, budget 11, plain, from a list handle", mine, theirs)
 
-  -- What a front end does after each tool call (nvim.lua's paint): read the session's
-  -- snapshot and render the live overlay from it.
+  -- What a front end does after each tool call (nvim.lua's paint): render the live
+  -- overlay from the session, whose list is read in place (no snapshot is built).
   local session = todo.session("bench")
   session.list:replace(w4.state)
   local ov = todo.overlay.new({ max_widget_lines = 12, theme = "plain" })
   local alive = AO and AO.new({ max_widget_lines = 12, theme = AO.themes.plain })
   mine, theirs = H.best(function()
     for _ = 1, N do
-      ov:render(session:state(), width)
+      ov:render(session, width)
     end
   end, A and function()
     for _ = 1, N do
       alive:render(alist, width)
     end
   end, N)
-  H.row("live paint per tool call (state + render), budget 11", mine, theirs)
+  H.row("live paint per tool call (ov:render(session)), budget 11", mine, theirs)
 end
 
 return M

@@ -1,9 +1,11 @@
--- Overlay against the plain-Lua anchor (issue 13), in one process: the module's render and
--- live paint side by side with the anchor's (`$RPIV_ANCHOR`, default ../shared/bench/anchor),
--- interleaved repetitions, best of each, and the ratio module/anchor. Prints figures; asserts
--- only that both render the same lines.
---   <interp> bench/overlay_anchor.lua <w4-overlay-tasks.json> [reps]
--- with package.cpath reaching the module built for <interp> (see scripts/bench.sh).
+-- Overlay against the plain-Lua anchor (issue 13), in more detail than scripts/bench.sh:
+-- plain and ANSI, the anchor with and without its memos (`opts.memo`), and the old live
+-- paint from a snapshot beside the one from the session. Interleaved repetitions, best of
+-- each; the ratio is module / the faster anchor. Prints figures; asserts only that both
+-- render the same lines. Run by hand from the repository:
+--   <interp> -e "package.cpath='target/lua-<flavour>/?.so;'..package.cpath" \
+--     bench/overlay_anchor.lua bench/workloads/w4-overlay-tasks.json [reps]
+-- The anchor comes from $RPIV_ANCHOR (default ../shared/bench/anchor).
 local w4_path = assert(arg[1], "usage: overlay_anchor.lua <w4-overlay-tasks.json> [reps]")
 local reps = tonumber(arg[2]) or 7
 local anchor_dir = os.getenv("RPIV_ANCHOR") or "../shared/bench/anchor"

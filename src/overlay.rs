@@ -77,47 +77,49 @@ pub fn overlay_layout(tasks: &[Task], budget: usize) -> Layout {
 /// boundary reads only `status` from a host's task tables.
 pub fn select(statuses: &[Status], budget: usize) -> Layout {
     let c = counts_of(statuses.iter().copied());
-    if c.total <= budget {
-        let visible = statuses
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| **s != Status::Deleted)
-            .map(|(i, _)| i)
-            .collect();
-        return Layout {
-            visible,
-            hidden_completed: 0,
-            truncated_tail: 0,
-            counts: c,
-        };
-    }
+    choose(statuses.iter().copied().map(Some), c, budget)
+}
 
-    let rows = budget.saturating_sub(1);
-    let unfinished = c.total - c.completed;
-    // Completed go first; dropping the newest first keeps the oldest `keep_completed`.
-    let hidden_completed = (c.total - rows).min(c.completed);
-    let keep_completed = c.completed - hidden_completed;
-    // Only when every completed task is gone can the unfinished still overflow.
-    let truncated_tail = (c.total - hidden_completed).saturating_sub(rows);
-    let keep_unfinished = unfinished - truncated_tail;
-
-    let mut visible = Vec::with_capacity(rows);
+/// The rows for `budget` given every position's status (`None`: left out, like a
+/// tombstone) and the counts over them.
+fn choose(statuses: impl Iterator<Item = Option<Status>>, c: Counts, budget: usize) -> Layout {
+    let (keep_completed, keep_unfinished, hidden_completed, truncated_tail) = if c.total <= budget {
+        (c.completed, c.total - c.completed, 0, 0)
+    } else {
+        let rows = budget.saturating_sub(1);
+        let unfinished = c.total - c.completed;
+        // Completed go first; dropping the newest first keeps the oldest `keep_completed`.
+        let hidden_completed = (c.total - rows).min(c.completed);
+        // Only when every completed task is gone can the unfinished still overflow.
+        let truncated_tail = (c.total - hidden_completed).saturating_sub(rows);
+        (
+            c.completed - hidden_completed,
+            unfinished - truncated_tail,
+            hidden_completed,
+            truncated_tail,
+        )
+    };
+    let mut visible = Vec::with_capacity(keep_completed + keep_unfinished);
     let (mut kept_completed, mut kept_unfinished) = (0, 0);
-    for (i, s) in statuses.iter().enumerate() {
+    for (i, s) in statuses.enumerate() {
         match s {
-            Status::Deleted => {}
-            Status::Completed => {
+            None | Some(Status::Deleted) => {}
+            Some(Status::Completed) => {
                 if kept_completed < keep_completed {
                     kept_completed += 1;
                     visible.push(i);
                 }
             }
-            Status::Pending | Status::InProgress => {
+            Some(Status::Pending | Status::InProgress) => {
                 if kept_unfinished < keep_unfinished {
                     kept_unfinished += 1;
                     visible.push(i);
                 }
             }
+        }
+        // The rest of a long list cannot add a row.
+        if kept_completed == keep_completed && kept_unfinished == keep_unfinished {
+            break;
         }
     }
     Layout {
@@ -165,21 +167,32 @@ pub struct Panel {
 /// says the person already saw in an earlier turn (they leave the counts too: the heading
 /// adds up to the rows plus the summary).
 pub fn panel(entries: &[Entry], budget: usize, hidden: impl Fn(&Entry) -> bool) -> Panel {
-    let mut kept = Vec::with_capacity(entries.len());
-    let mut statuses = Vec::with_capacity(entries.len());
+    let mut c = Counts::default();
     let mut show_ids = false;
-    for (i, e) in entries.iter().enumerate() {
+    let mut any_hidden = false;
+    for e in entries {
         if hidden(e) {
+            any_hidden = true;
             continue;
         }
-        kept.push(i);
-        statuses.push(e.status);
-        show_ids |= e.blocked && e.status != Status::Deleted;
+        match e.status {
+            Status::Pending => c.pending += 1,
+            Status::InProgress => c.in_progress += 1,
+            Status::Completed => c.completed += 1,
+            Status::Deleted => continue,
+        }
+        c.total += 1;
+        show_ids |= e.blocked;
     }
-    let mut layout = select(&statuses, budget);
-    for v in &mut layout.visible {
-        *v = kept[*v];
-    }
+    let layout = if any_hidden {
+        choose(
+            entries.iter().map(|e| (!hidden(e)).then_some(e.status)),
+            c,
+            budget,
+        )
+    } else {
+        choose(entries.iter().map(|e| Some(e.status)), c, budget)
+    };
     Panel { layout, show_ids }
 }
 

@@ -195,12 +195,15 @@ fn view(
             // error unwinds. Slot 1 is the array metatable `to_lua::push_task` reads.
             let (rows, counts): (Table, Table) = unsafe {
                 lua.exec_raw(mt, |l| {
-                    ffi::luaL_checkstack(l, 8, std::ptr::null());
+                    ffi::luaL_checkstack(l, 24, std::ptr::null());
+                    let keys = RowKeys::push(l);
                     ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
                     for (k, &i) in visible.iter().enumerate() {
-                        push_row(l, &tasks[i], with_tasks);
+                        push_row(l, &keys, &tasks[i], with_tasks);
                         ffi::lua_rawseti(l, -2, (k + 1) as _);
                     }
+                    ffi::lua_replace(l, keys.first);
+                    ffi::lua_settop(l, keys.first);
                     push_counts(l, &panel);
                     ffi::lua_remove(l, 1);
                 })?
@@ -271,25 +274,65 @@ fn bad_status(func: &str, at: usize) -> mlua::Error {
     )
 }
 
+/// Stack slots of the row views' keys and the four status names, pushed once per call:
+/// `lua_setfield` would intern its C string key again for every field of every row.
+struct RowKeys {
+    first: c_int,
+}
+
+impl RowKeys {
+    const NAMES: [&'static str; 6] = ["id", "status", "subject", "activeForm", "blockedBy", "task"];
+
+    unsafe fn push(l: L) -> RowKeys {
+        let first = ffi::lua_gettop(l) + 1;
+        for name in Self::NAMES {
+            to_lua::push_str(l, name);
+        }
+        for st in Status::ALL {
+            to_lua::push_str(l, st.as_str());
+        }
+        RowKeys { first }
+    }
+
+    fn key(&self, k: usize) -> c_int {
+        self.first + k as c_int
+    }
+
+    fn status(&self, s: Status) -> c_int {
+        let k = Status::ALL.iter().position(|&x| x == s).unwrap_or(0);
+        self.first + Self::NAMES.len() as c_int + k as c_int
+    }
+}
+
 /// `{ id, status, subject, activeForm?, blockedBy?, task? }`, text sanitized.
-unsafe fn push_row(l: L, t: &Task, with_task: bool) {
+unsafe fn push_row(l: L, keys: &RowKeys, t: &Task, with_task: bool) {
     let form = t.active_form.as_deref().filter(|f| !f.is_empty());
     let blocked = t.blocked_by();
     let fields = 3 + form.is_some() as c_int + !blocked.is_empty() as c_int + with_task as c_int;
     ffi::lua_createtable(l, 0, fields);
-    to_lua::set_int(l, c"id", t.id);
-    to_lua::set_str(l, c"status", t.status.as_str());
-    to_lua::set_str(l, c"subject", &crate::sanitize::sanitize(&t.subject));
+    ffi::lua_pushvalue(l, keys.key(0));
+    ffi::lua_pushinteger(l, t.id as ffi::lua_Integer);
+    ffi::lua_rawset(l, -3);
+    ffi::lua_pushvalue(l, keys.key(1));
+    ffi::lua_pushvalue(l, keys.status(t.status));
+    ffi::lua_rawset(l, -3);
+    ffi::lua_pushvalue(l, keys.key(2));
+    to_lua::push_str(l, &crate::sanitize::sanitize(&t.subject));
+    ffi::lua_rawset(l, -3);
     if let Some(f) = form {
-        to_lua::set_str(l, c"activeForm", &crate::sanitize::sanitize(f));
+        ffi::lua_pushvalue(l, keys.key(3));
+        to_lua::push_str(l, &crate::sanitize::sanitize(f));
+        ffi::lua_rawset(l, -3);
     }
     if !blocked.is_empty() {
+        ffi::lua_pushvalue(l, keys.key(4));
         to_lua::push_ids(l, blocked);
-        ffi::lua_setfield(l, -2, c"blockedBy".as_ptr());
+        ffi::lua_rawset(l, -3);
     }
     if with_task {
+        ffi::lua_pushvalue(l, keys.key(5));
         to_lua::push_task(l, t);
-        ffi::lua_setfield(l, -2, c"task".as_ptr());
+        ffi::lua_rawset(l, -3);
     }
 }
 
