@@ -476,7 +476,7 @@ pub(super) mod safe {
         }
         let mut entries: Vec<(String, LuaValue)> = Vec::with_capacity(count);
         let mut not_utf8 = false;
-        let _ = t.for_each(|k: mlua::String, v: LuaValue| {
+        let _ = t.for_each(|k: mlua::LuaString, v: LuaValue| {
             match k.to_str() {
                 Ok(key) => entries.push((key.to_owned(), v)),
                 Err(_) => not_utf8 = true,

@@ -12,7 +12,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     core.set(
         "tr",
         lua.create_function(
-            |lua, (locale, id, args): (Option<mlua::String>, mlua::String, Option<Table>)| {
+            |lua, (locale, id, args): (Option<mlua::LuaString>, mlua::LuaString, Option<Table>)| {
                 let locale = locale
                     .map(|l| lossy(&l))
                     .unwrap_or_else(|| i18n::DEFAULT_LOCALE.to_owned());
@@ -29,7 +29,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     core.set(
         "resolve_locale",
         lua.create_function(
-            |_, (explicit, env): (Option<mlua::String>, Option<Table>)| {
+            |_, (explicit, env): (Option<mlua::LuaString>, Option<Table>)| {
                 let overrides = match env {
                     Some(t) => env_overrides(&t)?,
                     None => HashMap::new(),
@@ -52,7 +52,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
-fn lossy(s: &mlua::String) -> String {
+fn lossy(s: &mlua::LuaString) -> String {
     String::from_utf8_lossy(&s.as_bytes()).into_owned()
 }
 

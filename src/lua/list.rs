@@ -64,7 +64,7 @@ impl UserData for List {
                 call(lua, &ctx, &mut this.state, params)
             })
         });
-        m.add_method_mut("apply_json", |lua, this, text: mlua::String| {
+        m.add_method_mut("apply_json", |lua, this, text: mlua::LuaString| {
             guarded("list:apply_json", || {
                 lua.create_string(call_json(&mut this.state, &text.as_bytes()))
             })

@@ -196,7 +196,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     core.set(
         "sanitize",
-        lua.create_function(|lua, text: mlua::String| {
+        lua.create_function(|lua, text: mlua::LuaString| {
             let bytes = text.as_bytes();
             // Non-UTF-8 bytes are replaced, never passed through to a terminal.
             let s = String::from_utf8_lossy(&bytes);
@@ -205,7 +205,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     core.set(
         "width",
-        lua.create_function(|_, text: mlua::String| {
+        lua.create_function(|_, text: mlua::LuaString| {
             Ok(crate::width::width(&String::from_utf8_lossy(
                 &text.as_bytes(),
             )))
@@ -214,7 +214,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     core.set(
         "truncate",
         lua.create_function(
-            |lua, (text, width, ellipsis): (mlua::String, usize, Option<mlua::String>)| {
+            |lua, (text, width, ellipsis): (mlua::LuaString, usize, Option<mlua::LuaString>)| {
                 let s = String::from_utf8_lossy(&text.as_bytes()).into_owned();
                 let e = ellipsis.map(|e| String::from_utf8_lossy(&e.as_bytes()).into_owned());
                 let out = crate::width::truncate(&s, width, e.as_deref().unwrap_or("…"));
