@@ -159,6 +159,14 @@ pub fn resolve(explicit: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> 
         .unwrap_or(DEFAULT_LOCALE)
 }
 
+/// Where rpiv-i18n keeps the chosen locale, the file `resolve` reads and
+/// `store::save_locale` writes: `$XDG_CONFIG_HOME/rpiv-i18n/locale.json`, or under
+/// `$HOME/.config` when XDG_CONFIG_HOME is unset, empty or relative; `None` without either.
+pub fn locale_file_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty());
+    locale_file(&var)
+}
+
 /// The rpiv-i18n locale file shared by the original tool family.
 fn locale_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     // XDG Base Directory spec: a relative XDG_CONFIG_HOME is invalid and must be ignored.

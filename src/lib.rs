@@ -47,7 +47,8 @@
 //! The core is plain Rust and knows nothing of Lua: [`task`] (model and transitions),
 //! [`params`], [`reducer`], [`call`] (one call from JSON text to JSON text), [`graph`],
 //! [`json`] (snapshots and the result envelope), [`js`] (JSON as JavaScript compares it),
-//! [`sanitize`], [`replay`], [`overlay`] (budget selection), [`width`] and [`i18n`].
+//! [`sanitize`], [`replay`], [`overlay`] (budget selection), [`width`], [`i18n`] and
+//! [`store`] (atomic save and load of a list).
 //! The Lua boundary is private; [`exports`] builds the `rpiv_todo.core` table and
 //! [`ApiError`] is the source of the Lua errors it raises for API misuse.
 //!
@@ -102,6 +103,7 @@ pub mod params;
 pub mod reducer;
 pub mod replay;
 pub mod sanitize;
+pub mod store;
 pub mod task;
 pub mod width;
 

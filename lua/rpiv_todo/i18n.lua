@@ -67,6 +67,27 @@ function M.set_locale(code)
   error("(rpiv_todo) locale: expected one of " .. table.concat(codes, ", "), 0)
 end
 
+---Where rpiv-i18n keeps the chosen locale (the file the chain reads):
+---`$XDG_CONFIG_HOME/rpiv-i18n/locale.json`, or `~/.config/rpiv-i18n/locale.json` when
+---XDG_CONFIG_HOME is unset; nil when neither it nor HOME is set.
+---@return string|nil
+function M.locale_file()
+  return H.core().locale_file(H.env)
+end
+
+---Write `code` to rpiv-i18n's locale file, atomically, keeping the file's other keys.
+---Does not switch the active locale (set_locale does).
+---@param code string one of `M.locales()`
+---@return true|nil ok
+---@return string|nil err names the file and what went wrong; nothing is written then
+function M.save_locale(code)
+  local path = M.locale_file()
+  if path == nil then
+    return nil, "rpiv-i18n/locale.json: no config directory (neither XDG_CONFIG_HOME nor HOME is set)"
+  end
+  return H.core().save_locale(path, code)
+end
+
 ---Override environment variables the locale chain reads, e.g. `{ LANG = vim.v.lang }`
 ---from Neovim (a name mapped to `false` counts as unset; names not in the table are
 ---read from the process). Forgets the cached answer so the next use re-resolves.

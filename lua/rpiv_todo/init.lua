@@ -328,6 +328,48 @@ function M.locale()
   return require("rpiv_todo.i18n").locale()
 end
 
+---Switch the UI language now. With `{ persist = true }` the choice is also written to
+---rpiv-i18n's `locale.json` (`$XDG_CONFIG_HOME/rpiv-i18n/`, `~/.config/rpiv-i18n/` when
+---unset), atomically and keeping the file's other keys, so the next start reads it.
+---An unknown code is refused: nothing switches and nothing is written. When the switch
+---worked but the file could not be written, the locale stays switched for this process
+---and `nil, err` says why it was not saved.
+---@param code string one of `todo.core.locales()`, e.g. "de" or "pt-BR"
+---@param opts? { persist?: boolean }
+---@return true|nil ok
+---@return string|nil err
+function M.set_locale(code, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    H.fail("set_locale", "expected a table of options { persist = boolean } or nil")
+  end
+  local persist = false
+  if opts ~= nil then
+    for k in pairs(opts) do
+      if k ~= "persist" then
+        H.fail("set_locale." .. tostring(k), "unknown option (expected persist)")
+      end
+    end
+    if opts.persist ~= nil and type(opts.persist) ~= "boolean" then
+      H.fail("set_locale.persist", "expected a boolean")
+    end
+    persist = opts.persist == true
+  end
+  local i18n = require("rpiv_todo.i18n")
+  local known = false
+  for _, c in ipairs(i18n.locales()) do
+    known = known or c == code
+  end
+  if not known then
+    local shown = type(code) == "string" and string.format("%q", code) or tostring(code)
+    return nil, "unknown locale " .. shown .. " (expected one of " .. table.concat(i18n.locales(), ", ") .. ")"
+  end
+  i18n.set_locale(code)
+  if persist then
+    return i18n.save_locale(code)
+  end
+  return true
+end
+
 -- `todo.overlay` loads on first use: the overlay reads `require("rpiv_todo").config`, and a
 -- lazy field keeps the two modules from requiring each other while loading.
 setmetatable(M, {

@@ -1,10 +1,13 @@
 -- rpiv_todo.session: one todo list per agent session, and the lifecycle a host drives.
 --
 -- Each session wraps its own `core.list()` handle, so one session can never read or change
--- another's tasks. Nothing is written to disk: on session start, compaction or a branch
--- change the host hands over its branch entries and the list is rebuilt by replay (the
--- last todo tool result on the branch holds the whole snapshot). Listeners (the overlay)
--- hear about replays, executed calls, shutdowns and foreground changes.
+-- another's tasks. On session start, compaction or a branch change the host hands over its
+-- branch entries and the list is rebuilt by replay (the last todo tool result on the
+-- branch holds the whole snapshot). Nothing is written to disk unless asked:
+-- `session:save(path)` / `session:load(path)` do it on demand, and a restore hook
+-- (`set_restore`, used by rpiv_todo.persist) may fill a session when it is created.
+-- Listeners (the overlay, persistence) hear about replays, loads, executed calls,
+-- shutdowns and foreground changes.
 
 local M = {}
 local H = {}
@@ -18,6 +21,9 @@ H.sessions = {}
 H.foreground = M.DEFAULT_ID
 ---@type fun(event: rpiv_todo.SessionEvent, id: string, session: rpiv_todo.Session?)[]
 H.listeners = {}
+-- Called with each session as it is created (see M.set_restore); nil: sessions start empty.
+---@type fun(session: rpiv_todo.Session)|nil
+H.restore = nil
 
 ---@return table
 function H.core()
@@ -87,6 +93,30 @@ function Session:state()
   return self.list:state()
 end
 
+---Save the list to `path`, atomically: the file holds the old list or the new one, whole,
+---whatever happens during the write. The directory must exist.
+---@param path string
+---@return true|nil ok
+---@return string|nil err names the path and what went wrong
+function Session:save(path)
+  return H.core().save(path, self.list)
+end
+
+---Replace the list with the one saved at `path`. On failure (missing, unreadable or
+---malformed file, a list that breaks the rules) the list is unchanged.
+---@param path string
+---@return rpiv_todo.State|nil state
+---@return string|nil err names the path and what is wrong
+function Session:load(path)
+  local state, err = H.core().load(path)
+  if state == nil then
+    return nil, err
+  end
+  self.list:replace(state)
+  H.emit("loaded", self.id, self)
+  return state
+end
+
 ---The session for `id`, created empty on first use.
 ---@param id? string defaults to "default"
 ---@return rpiv_todo.Session
@@ -99,8 +129,24 @@ function M.get(id)
   if session == nil then
     session = setmetatable({ id = id, list = H.core().list(nil) }, Session)
     H.sessions[id] = session
+    local restore = H.restore
+    if restore ~= nil then
+      -- A failing hook must not break the tool call that created the session.
+      pcall(restore, session)
+    end
   end
   return session
+end
+
+---Set the hook that fills each session as it is created (rpiv_todo.persist restores the
+---saved list with `session:load`); nil removes it. A host that replays history replaces
+---whatever the hook loaded: replay wins.
+---@param fn fun(session: rpiv_todo.Session)|nil
+function M.set_restore(fn)
+  if fn ~= nil and type(fn) ~= "function" then
+    error("(rpiv_todo) set_restore: expected a function or nil", 0)
+  end
+  H.restore = fn
 end
 
 ---Does a list exist for `id` (without creating one)?
@@ -164,7 +210,8 @@ function M.shutdown(id)
 end
 
 ---Listen to session events: fn(event, id, session) with event one of "executed",
----"replayed", "shutdown", "foreground". Returns a function that removes the listener.
+---"replayed", "loaded" (session:load), "shutdown", "foreground". Returns a function that
+---removes the listener.
 ---@param fn fun(event: rpiv_todo.SessionEvent, id: string, session: rpiv_todo.Session?)
 ---@return fun()
 function M.listen(fn)
@@ -187,6 +234,7 @@ function M.reset()
   H.sessions = {}
   H.foreground = M.DEFAULT_ID
   H.listeners = {}
+  H.restore = nil
 end
 
 return M

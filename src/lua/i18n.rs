@@ -92,7 +92,7 @@ fn tr_args(t: &Table) -> mlua::Result<Vec<(String, Arg)>> {
 }
 
 /// `{ NAME = "value" | false }` → per-name overrides of the environment.
-fn env_overrides(t: &Table) -> mlua::Result<HashMap<String, Option<String>>> {
+pub(super) fn env_overrides(t: &Table) -> mlua::Result<HashMap<String, Option<String>>> {
     let mut out = HashMap::new();
     for pair in t.pairs::<LuaValue, LuaValue>() {
         let (k, v) = pair?;

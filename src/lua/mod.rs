@@ -5,6 +5,7 @@ mod from_lua;
 mod i18n;
 mod list;
 mod overlay;
+mod store;
 mod to_lua;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -224,6 +225,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     overlay::register(lua, &core)?;
     i18n::register(lua, &core)?;
+    store::register(lua, &core)?;
     Ok(core)
 }
 

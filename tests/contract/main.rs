@@ -7,3 +7,4 @@ mod core;
 mod i18n;
 mod layer;
 mod overlay;
+mod store;

@@ -145,4 +145,32 @@ function core.resolve_locale(explicit, env) end
 ---@return string[] the nine locale codes
 function core.locales() end
 
+---Save a list to `path` atomically: a temporary file beside it, synced, renamed over it.
+---The file is `{"version":1,"tasks":[...],"nextId":n}`. The directory must exist.
+---@param path string
+---@param list_or_state rpiv_todo.List|rpiv_todo.State|string a list handle, a snapshot or its JSON text
+---@return true|nil ok
+---@return string|nil err the path and what went wrong
+function core.save(path, list_or_state) end
+
+---Read a list saved by `core.save` (or a bare `{ tasks, nextId }` snapshot).
+---@param path string
+---@return rpiv_todo.State|nil state
+---@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list
+function core.load(path) end
+
+---Set `"locale": code` in rpiv-i18n's locale.json at `path`, keeping its other keys;
+---atomic; creates the file and its directory. An unknown code writes nothing.
+---@param path string
+---@param code string one of core.locales()
+---@return true|nil ok
+---@return string|nil err
+function core.save_locale(path, code) end
+
+---Where rpiv-i18n's locale.json is: $XDG_CONFIG_HOME/rpiv-i18n/locale.json, else under
+---$HOME/.config; nil when neither is set.
+---@param env? table<string, string|false> overrides of environment variables (false: unset)
+---@return string|nil
+function core.locale_file(env) end
+
 return core

@@ -1,0 +1,502 @@
+//! Files a user can trust: a list saved to disk and read back, and the rpiv-i18n locale
+//! file written with one key changed.
+//!
+//! A save never leaves a half-written file. The text goes to a temporary file beside the
+//! target (same directory, so the same filesystem), which is flushed and synced, then
+//! renamed over the target; then the directory is synced so the rename itself survives a
+//! power cut. A process killed at any instant therefore leaves the old file or the new
+//! one, whole. A temporary file is only left behind when the process dies between its
+//! creation and the rename; it is hidden (`.<name>.<random>.tmp`) and never read.
+//!
+//! A load takes nothing on trust: a missing, unreadable, empty, truncated or malformed
+//! file, or a snapshot that breaks the list's rules, is an error that names the path and
+//! says what is wrong.
+//!
+//! # File format (version 1)
+//!
+//! The snapshot the tool returns in `details`, with a format version in front:
+//! `{"version":1,"tasks":[…],"nextId":N}` (UTF-8, one line, a final newline). A file
+//! without `version` (a snapshot copied out of a tool result) reads as version 1; a file
+//! with a higher version was written by a newer rpiv_todo and is refused, not guessed at.
+//! Keys other than these three are ignored, so a later version may add some.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::task::{State, Task};
+
+/// The format version this build writes, and the highest it reads.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// A list file larger than this is refused rather than read into memory (a 300-task
+/// list is about 30 KiB).
+pub const MAX_LIST_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The locale file is a small settings file; one larger than this is not merged into.
+const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
+/// What went wrong with a file. Each message starts with the path.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StoreError {
+    /// There is no file at the path.
+    #[error("{path}: no such file")]
+    Missing { path: String },
+    /// The file exists but could not be read.
+    #[error("{path}: cannot read: {reason}")]
+    Read { path: String, reason: String },
+    /// The file could not be written (nothing at the path changed).
+    #[error("{path}: cannot write: {reason}")]
+    Write { path: String, reason: String },
+    /// The file was read but is not what it should be.
+    #[error("{path}: {what}")]
+    Invalid { path: String, what: String },
+}
+
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// An I/O error in words, without Rust's `(os error N)` suffix where a plain phrase says it.
+fn reason(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file or directory".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Save `state` to `path` atomically (format version 1). The directory must exist.
+pub fn save(path: &Path, state: &State) -> Result<(), StoreError> {
+    write_atomic(path, &to_text(state))
+}
+
+/// Read the list saved at `path`.
+pub fn load(path: &Path) -> Result<State, StoreError> {
+    let bytes = read_bounded(path, MAX_LIST_BYTES)?;
+    parse(&bytes).map_err(|what| StoreError::Invalid {
+        path: shown(path),
+        what,
+    })
+}
+
+/// The text of a list file.
+pub fn to_text(state: &State) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct File<'a> {
+        version: u64,
+        tasks: &'a [Task],
+        #[serde(rename = "nextId")]
+        next_id: i64,
+    }
+    let mut out = Vec::with_capacity(64 + state.tasks.len() * 128);
+    // Plain data with string keys: serializing to a Vec cannot fail.
+    let _ = serde_json::to_writer(
+        &mut out,
+        &File {
+            version: FORMAT_VERSION,
+            tasks: &state.tasks,
+            next_id: state.next_id,
+        },
+    );
+    out.push(b'\n');
+    out
+}
+
+/// A list file's text as a list, or what is wrong with it.
+pub fn parse(bytes: &[u8]) -> Result<State, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err("the file is empty".into());
+    }
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        serde_json::error::Category::Eof => format!(
+            "truncated JSON (the text stops at line {}, column {})",
+            e.line(),
+            e.column()
+        ),
+        _ => format!("invalid JSON ({e})"),
+    })?;
+    let not_a_list = |what: String| format!("not a todo list: {what}");
+    let Value::Object(map) = &value else {
+        return Err(not_a_list(format!(
+            "expected an object {{\"tasks\": [...], \"nextId\": n}}, got {}",
+            crate::params::kind(&value)
+        )));
+    };
+    match map.get("version") {
+        None => {}
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 && n <= FORMAT_VERSION => {}
+            Some(n) if n > FORMAT_VERSION => {
+                return Err(format!(
+                    "written by a newer rpiv_todo (file format version {n}; this one reads up to {FORMAT_VERSION})"
+                ))
+            }
+            _ => {
+                return Err(not_a_list(format!(
+                    "version: expected a positive integer, got {}",
+                    crate::params::kind(v)
+                )))
+            }
+        },
+    }
+    // A file must say both: `state_from_value` fills in what a host's table leaves out,
+    // but a file missing either is not one this tool wrote.
+    for (key, expected) in [("tasks", "an array"), ("nextId", "an integer")] {
+        if !map.contains_key(key) {
+            return Err(not_a_list(format!(
+                "{key}: expected {expected}, got nothing"
+            )));
+        }
+    }
+    if !map.get("tasks").is_some_and(Value::is_array) {
+        let got = map
+            .get("tasks")
+            .map(crate::params::kind)
+            .unwrap_or_default();
+        return Err(not_a_list(format!("tasks: expected an array, got {got}")));
+    }
+    let state = crate::json::state_from_value(&value).map_err(|e| not_a_list(e.to_string()))?;
+    Ok(state)
+}
+
+/// Write `bytes` to `path` so that the path holds the old text or the new, whole, at
+/// every instant. A symbolic link is followed (the file it points to is replaced and the
+/// link stays); an existing file keeps its permissions.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let fail = |reason: String| StoreError::Write {
+        path: shown(path),
+        reason,
+    };
+    if path.as_os_str().is_empty() {
+        return Err(fail("the path is empty".into()));
+    }
+    let target = follow_link(path);
+    let Some(name) = target.file_name() else {
+        return Err(fail("the path does not name a file".into()));
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let Ok(meta) = fs::metadata(&target) {
+        if meta.is_dir() {
+            return Err(fail("it is a directory".into()));
+        }
+    }
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    if let Ok(meta) = fs::metadata(&target) {
+        builder.permissions(meta.permissions());
+    }
+    let mut tmp = builder.tempfile_in(&dir).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            fail(format!("the directory {} does not exist", dir.display()))
+        } else {
+            // tempfile appends " at path <temporary name>": a name the user never sees.
+            let why = reason(&e);
+            let why = why.split(" at path ").next().unwrap_or_default();
+            fail(format!("cannot create a file in {}: {why}", dir.display()))
+        }
+    })?;
+    // On any error below the temporary file is removed when `tmp` drops.
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.flush())
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| fail(reason(&e)))?;
+    tmp.persist(&target).map_err(|e| fail(reason(&e.error)))?;
+    sync_dir(&dir);
+    Ok(())
+}
+
+/// The file a symbolic link points to (so a dotfile kept as a link stays one); any other
+/// path as it is.
+fn follow_link(path: &Path) -> PathBuf {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        if let Ok(real) = fs::canonicalize(path) {
+            return real;
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Make the rename durable. Best effort: by now the new file is in place, and some
+/// filesystems refuse to sync a directory (EINVAL); reporting a failed save for a file
+/// that was saved would be wrong.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// The whole file, refused when it is larger than `limit`.
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
+    let read_err = |e: &io::Error| StoreError::Read {
+        path: shown(path),
+        reason: reason(e),
+    };
+    let file = File::open(path).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            StoreError::Missing { path: shown(path) }
+        } else {
+            read_err(&e)
+        }
+    })?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(StoreError::Read {
+            path: shown(path),
+            reason: "it is a directory".into(),
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| read_err(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(StoreError::Invalid {
+            path: shown(path),
+            what: format!("larger than {limit} bytes: not a file this tool wrote"),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Set `"locale": code` in the JSON object at `path` (rpiv-i18n's `locale.json`), keeping
+/// every other key and their order; create the file, and its directory, when missing.
+/// The write is atomic. A file that is not a JSON object is left alone: overwriting it
+/// would lose whatever the user kept there.
+pub fn save_locale(path: &Path, code: &str) -> Result<(), StoreError> {
+    let invalid = |what: String| StoreError::Invalid {
+        path: shown(path),
+        what,
+    };
+    if !crate::i18n::LOCALES_SUPPORTED.contains(&code) {
+        return Err(invalid(format!(
+            "unknown locale {code:?} (expected one of {}); nothing written",
+            crate::i18n::LOCALES_SUPPORTED.join(", ")
+        )));
+    }
+    let mut map = match read_bounded(path, MAX_SETTINGS_BYTES) {
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Map::new(),
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => {
+                return Err(invalid(format!(
+                    "expected a JSON object, got {}; left as it is",
+                    crate::params::kind(&other)
+                )))
+            }
+            Err(e) => return Err(invalid(format!("invalid JSON ({e}); left as it is"))),
+        },
+        Err(StoreError::Missing { .. }) => Map::new(),
+        Err(e) => return Err(e),
+    };
+    map.insert("locale".into(), Value::String(code.into()));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(|e| StoreError::Write {
+            path: shown(path),
+            reason: format!(
+                "cannot create the directory {}: {}",
+                dir.display(),
+                reason(&e)
+            ),
+        })?;
+    }
+    let mut text = serde_json::to_vec_pretty(&Value::Object(map)).unwrap_or_default();
+    text.push(b'\n');
+    write_atomic(path, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state(n: usize) -> State {
+        let tasks: Vec<Value> = (1..=n)
+            .map(|i| json!({"id": i, "subject": format!("task {i}"), "status": "pending"}))
+            .collect();
+        crate::json::state_from_value(&json!({"tasks": tasks, "nextId": n + 1})).unwrap()
+    }
+
+    fn files_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_saved_list_loads_back_equal_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("list.json");
+        let s = state(3);
+        save(&path, &s).unwrap();
+        assert_eq!(load(&path).unwrap(), s);
+        save(&path, &state(1)).unwrap();
+        assert_eq!(load(&path).unwrap(), state(1));
+        assert_eq!(files_in(dir.path()), ["list.json"]);
+    }
+
+    #[test]
+    fn the_file_is_the_snapshot_with_a_version() {
+        let text = String::from_utf8(to_text(&state(1))).unwrap();
+        assert_eq!(
+            text,
+            "{\"version\":1,\"tasks\":[{\"id\":1,\"subject\":\"task 1\",\"status\":\"pending\"}],\"nextId\":2}\n"
+        );
+    }
+
+    #[test]
+    fn a_snapshot_without_version_reads_as_version_1() {
+        let s = parse(br#"{"tasks":[{"id":1,"subject":"a","status":"completed"}],"nextId":5}"#)
+            .unwrap();
+        assert_eq!(s.next_id, 5);
+        assert_eq!(s.tasks.len(), 1);
+    }
+
+    #[test]
+    fn bad_files_say_what_is_wrong() {
+        let cases: [(&[u8], &str); 11] = [
+            (b"", "the file is empty"),
+            (b"  \n", "the file is empty"),
+            (
+                br#"{"version":1,"tasks":[{"id":1,"sub"#,
+                "truncated JSON (the text stops at line 1, column 34)",
+            ),
+            (b"\x00garbage", "invalid JSON (expected value at line 1 column 1)"),
+            (
+                b"[1,2]",
+                "not a todo list: expected an object {\"tasks\": [...], \"nextId\": n}, got an array",
+            ),
+            (br#"{"nextId":1}"#, "not a todo list: tasks: expected an array, got nothing"),
+            (br#"{"tasks":[]}"#, "not a todo list: nextId: expected an integer, got nothing"),
+            (br#"{"tasks":{},"nextId":1}"#, "not a todo list: tasks: expected an array, got an object"),
+            (
+                br#"{"tasks":[{"id":1,"subject":"a","status":"done"}],"nextId":2}"#,
+                "not a todo list: tasks[1].status: expected one of pending, in_progress, completed, deleted, got string \"done\"",
+            ),
+            (
+                br#"{"version":2,"tasks":[],"nextId":1}"#,
+                "written by a newer rpiv_todo (file format version 2; this one reads up to 1)",
+            ),
+            (
+                br#"{"version":"1","tasks":[],"nextId":1}"#,
+                "not a todo list: version: expected a positive integer, got string \"1\"",
+            ),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(
+                parse(bytes).unwrap_err(),
+                want,
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    #[test]
+    fn load_names_the_path_for_a_missing_file_and_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.json");
+        assert_eq!(
+            load(&missing).unwrap_err().to_string(),
+            format!("{}: no such file", missing.display())
+        );
+        assert_eq!(
+            load(dir.path()).unwrap_err().to_string(),
+            format!("{}: cannot read: it is a directory", dir.path().display())
+        );
+    }
+
+    #[test]
+    fn a_save_into_a_missing_directory_fails_and_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("list.json");
+        assert_eq!(
+            save(&path, &state(1)).unwrap_err().to_string(),
+            format!(
+                "{}: cannot write: the directory {} does not exist",
+                path.display(),
+                dir.path().join("sub").display()
+            )
+        );
+        assert!(files_in(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_stays_a_link_and_permissions_are_kept() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.json");
+        let link = dir.path().join("link.json");
+        save(&real, &state(1)).unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        symlink(&real, &link).unwrap();
+        save(&link, &state(2)).unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(load(&real).unwrap(), state(2));
+        assert_eq!(
+            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        assert_eq!(files_in(dir.path()), ["link.json", "real.json"]);
+    }
+
+    #[test]
+    fn the_locale_is_merged_into_the_file_keeping_other_keys_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rpiv-i18n").join("locale.json");
+        save_locale(&path, "de").unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\n  \"locale\": \"de\"\n}\n"
+        );
+        fs::write(&path, r#"{"theme":"dark","locale":"de","extra":{"a":[1]}}"#).unwrap();
+        save_locale(&path, "pt-BR").unwrap();
+        let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            v,
+            json!({"theme": "dark", "locale": "pt-BR", "extra": {"a": [1]}})
+        );
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["theme", "locale", "extra"]);
+    }
+
+    #[test]
+    fn an_unknown_locale_or_a_file_that_is_not_an_object_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("locale.json");
+        let err = save_locale(&path, "xx").unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}: unknown locale \"xx\"", path.display())),
+            "{err}"
+        );
+        assert!(!path.exists());
+        fs::write(&path, "[\"de\"]").unwrap();
+        assert_eq!(
+            save_locale(&path, "de").unwrap_err().to_string(),
+            format!(
+                "{}: expected a JSON object, got an array; left as it is",
+                path.display()
+            )
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), "[\"de\"]");
+        assert_eq!(files_in(dir.path()), ["locale.json"]);
+    }
+}
