@@ -43,16 +43,34 @@ const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 pub enum StoreError {
     /// There is no file at the path.
     #[error("{path}: no such file")]
-    Missing { path: String },
+    Missing {
+        /// The path, as given.
+        path: String,
+    },
     /// The file exists but could not be read.
     #[error("{path}: cannot read: {reason}")]
-    Read { path: String, reason: String },
+    Read {
+        /// The path, as given.
+        path: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The file could not be written (nothing at the path changed).
     #[error("{path}: cannot write: {reason}")]
-    Write { path: String, reason: String },
+    Write {
+        /// The path, as given.
+        path: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The file was read but is not what it should be.
     #[error("{path}: {what}")]
-    Invalid { path: String, what: String },
+    Invalid {
+        /// The path, as given.
+        path: String,
+        /// What is wrong with the content.
+        what: String,
+    },
 }
 
 fn shown(path: &Path) -> String {

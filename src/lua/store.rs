@@ -36,7 +36,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
                     }
                     other => {
                         let ctx = Ctx::get(lua)?;
-                        store::save(&path, &state_arg(&ctx, other, "save")?)
+                        store::save(&path, &state_arg(lua, &ctx, other, "save")?)
                     }
                 };
                 outcome(lua, saved.map(|()| LuaValue::Boolean(true)))
