@@ -117,6 +117,10 @@ fn state_arg(lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<Sta
                 "another userdata",
             )),
         },
+        LuaValue::Table(t) => match from_lua::raw::state(lua, ctx, t) {
+            Some(state) => return Ok(state),
+            None => from_lua::value(lua, ctx, v, "state", from_lua::Empty::Object),
+        },
         other => from_lua::value(lua, ctx, other, "state", from_lua::Empty::Object),
     };
     value
@@ -190,11 +194,13 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, entries: LuaValue| {
             guarded("replay", || {
                 let ctx = Ctx::get(lua)?;
-                let state = replay(lua, &ctx, &entries)?;
-                to_lua::state(lua, &ctx.array_mt, &state)
+                replay(lua, &ctx, &entries)
             })
         })?,
     )?;
+    // LuaJIT compiles a walk written in Lua; its C API cannot keep up (from_lua::WALK_IN_LUA).
+    #[cfg(feature = "luajit")]
+    core.set("replay", from_lua::walk_in_lua(lua, core.get("replay")?)?)?;
     core.set(
         "sanitize",
         lua.create_function(|lua, text: mlua::LuaString| {
@@ -230,8 +236,13 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
 }
 
 /// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.
-fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
-    match entries {
+fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<Table> {
+    if let LuaValue::Table(t) = entries {
+        if let Some(state) = from_lua::raw::replay(lua, ctx, t)? {
+            return Ok(state);
+        }
+    }
+    let state = match entries {
         LuaValue::String(s) => {
             let bytes = s.as_bytes();
             let raw: Vec<&serde_json::value::RawValue> = serde_json::from_slice(&bytes)
@@ -240,19 +251,21 @@ fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<State> {
                 .iter()
                 .rev()
                 .filter_map(|r| serde_json::from_str::<Value>(r.get()).ok());
-            Ok(crate::replay::replay(parsed))
+            crate::replay::replay(parsed)
         }
-        LuaValue::Table(t) => Ok(from_lua::raw::replay(lua, ctx, t)?.unwrap_or_default()),
-        LuaValue::Nil => Ok(State::default()),
-        _ => Err(api_error(
-            "replay",
-            Error::input(
-                "entries",
-                "an array of branch entries or its JSON text",
-                entries.type_name(),
-            ),
-        )),
-    }
+        LuaValue::Table(_) | LuaValue::Nil => State::default(),
+        _ => {
+            return Err(api_error(
+                "replay",
+                Error::input(
+                    "entries",
+                    "an array of branch entries or its JSON text",
+                    entries.type_name(),
+                ),
+            ))
+        }
+    };
+    to_lua::state(lua, &ctx.array_mt, &state)
 }
 
 /// Register `rpiv_todo.core` and the embedded Lua scripts in `package.preload`, so that

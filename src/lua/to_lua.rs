@@ -54,7 +54,7 @@ pub(super) unsafe fn push_ids(l: L, ids: &[i64]) {
 
 /// A JSON value; `null` becomes the null light userdata (`core.null`, `cjson.null`).
 /// Depth is bounded by how the value was made (JSON: 128, Lua: 64).
-unsafe fn push_value(l: L, v: &Value) {
+pub(super) unsafe fn push_value(l: L, v: &Value) {
     ffi::luaL_checkstack(l, 4, std::ptr::null());
     match v {
         Value::Null => ffi::lua_pushlightuserdata(l, std::ptr::null_mut()),

@@ -330,3 +330,148 @@ fn replay_from_tables_reads_only_the_snapshot_of_the_winning_entry() {
     );
     assert_eq!(n, 1);
 }
+
+/// Issue 9 item 5: fields are checked in one fixed order (action, id, subject,
+/// description, activeForm, owner, status, blockedBy, addBlockedBy, removeBlockedBy,
+/// includeDeleted, metadata, then unknown keys by name), so a call with several bad fields
+/// gets the same error from Lua tables, from JSON text and from `core.apply`.
+#[test]
+fn the_same_bad_arguments_get_the_same_error_on_every_path() {
+    let lua = lua();
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({"status": "done", "id": "2", "action": "update"}),
+            "Error: id: expected an integer id, got string \"2\"",
+        ),
+        (
+            json!({"action": "update", "status": "done", "id": "2"}),
+            "Error: id: expected an integer id, got string \"2\"",
+        ),
+        (
+            json!({"owner": 1, "subject": 2, "action": "create"}),
+            "Error: subject: expected a string, got number 2",
+        ),
+        (
+            json!({"metadata": [1], "includeDeleted": 1, "blockedBy": "x", "action": "create"}),
+            "Error: blockedBy: expected an array of integer ids, got string \"x\"",
+        ),
+        (
+            json!({"id": "x", "action": "frob"}),
+            "Error: action: expected one of create, update, list, get, delete, clear, got string \"frob\"",
+        ),
+        (
+            json!({"id": "x"}),
+            "Error: action: expected one of create, update, list, get, delete, clear, got nothing",
+        ),
+    ];
+    let core: Table = eval(&lua, "return require('rpiv_todo.core')");
+    let new_list: Function = core.get("list").unwrap();
+    let apply: Function = core.get("apply").unwrap();
+    for (args, want) in cases {
+        let list: mlua::AnyUserData = new_list.call(()).unwrap();
+        let (table_text, _) = split(
+            &lua,
+            list.call_method("apply", to_lua(&lua, &args)).unwrap(),
+        );
+        let out: String = list.call_method("apply_json", args.to_string()).unwrap();
+        let out: Value = serde_json::from_str(&out).unwrap();
+        let (pure, _): (Table, LuaValue) =
+            apply.call((LuaValue::Nil, to_lua(&lua, &args))).unwrap();
+        let (pure_text, _) = split(&lua, pure);
+        assert_eq!(table_text, want, "tables, {args}");
+        assert_eq!(out["content"][0]["text"], want, "JSON text, {args}");
+        assert_eq!(pure_text, want, "core.apply, {args}");
+    }
+}
+
+/// Issue 9 item 3: one nesting rule, counted from the value (64 levels), wherever a value
+/// enters. Metadata at the limit is accepted on both argument paths and everything the
+/// tool wrote reads back (`core.replay` from tables and JSON text, `core.list`,
+/// `core.apply`, `list:replace`); one level more is refused in-band on both paths with the
+/// same error, and in a snapshot a host hands over it is a Lua error naming the field.
+#[test]
+fn nesting_at_the_limit_is_accepted_and_read_back_and_one_past_it_is_refused_on_both_paths() {
+    let lua = lua();
+    let out: String = eval(
+        &lua,
+        r#"
+        local core = require('rpiv_todo.core')
+        local function nest_table(levels)  -- levels tables deep, {} innermost
+          local m = {}
+          for _ = 2, levels do m = { k = m } end
+          return m
+        end
+        local function nest_json(levels)
+          return string.rep('{"k":', levels - 1) .. '{}' .. string.rep('}', levels - 1)
+        end
+        local function entry_tables(details)
+          return { { type = 'message', message = { role = 'toolResult', toolName = 'todo', details = details } } }
+        end
+        local function entry_json(state_json)
+          return '[{"type":"message","message":{"role":"toolResult","toolName":"todo","details":' .. state_json .. '}}]'
+        end
+        local lines = {}
+        local function say(s) lines[#lines + 1] = s end
+        for _, levels in ipairs({ 64, 65 }) do
+          -- The table path.
+          local list = core.list()
+          local r = list:apply({ action = 'create', subject = 'deep', metadata = nest_table(levels) })
+          say(levels .. ' tables: ' .. r.content[1].text)
+          -- The JSON path.
+          local jlist = core.list()
+          local text = jlist:apply_json('{"action":"create","subject":"deep","metadata":' .. nest_json(levels) .. '}')
+          say(levels .. ' json: ' .. (text:match('"text":"(.-)"}') or text))
+          -- An unknown key obeys the same rule.
+          say(levels .. ' unknown key, tables: ' .. core.list():apply({ action = 'list', x = nest_table(levels) }).content[1].text)
+          local t2 = core.list():apply_json('{"action":"list","x":' .. nest_json(levels) .. '}')
+          say(levels .. ' unknown key, json: ' .. (t2:match('"text":"(.-)"}') or t2))
+          if levels == 64 then
+            for name, l in pairs({ tables = list, json = jlist }) do
+              local n = {
+                #core.replay(entry_tables(r.details)).tasks,
+                #core.replay(entry_tables(l:state())).tasks,
+                #core.replay(entry_json(l:state_json())).tasks,
+                #core.list(l:state()),
+                #core.list(l:state_json()),
+                #select(2, core.apply(l:state(), { action = 'list' })).tasks,
+              }
+              local copy = core.list()
+              copy:replace(l:state())
+              n[#n + 1] = #copy
+              say('64 read back (' .. name .. '): ' .. table.concat(n, ','))
+            end
+          else
+            -- A host's snapshot one level past the limit: a Lua error naming the field.
+            local state = { tasks = { { id = 1, subject = 's', status = 'pending', metadata = nest_table(levels) } }, nextId = 2 }
+            local ok, err = pcall(core.list, state)
+            say('65 core.list(table): ' .. tostring(ok) .. ' ' .. tostring(err):match('tasks%[1%]%.metadata: [^\n]*'))
+            local ok2, err2 = pcall(core.list, '{"tasks":[{"id":1,"subject":"s","status":"pending","metadata":' .. nest_json(levels) .. '}],"nextId":2}')
+            say('65 core.list(json): ' .. tostring(ok2) .. ' ' .. tostring(err2):match('tasks%[1%]%.metadata: [^\n]*'))
+            say('65 replay skips it: ' .. #core.replay(entry_tables(state)).tasks)
+          end
+        end
+        return table.concat(lines, '\n')
+        "#,
+    );
+    let refused = "Error: metadata: expected nesting at most 64 levels deep, got deeper nesting";
+    let refused_x = "Error: x: expected nesting at most 64 levels deep, got deeper nesting";
+    let want = [
+        "64 tables: Created #1: deep (pending)".to_owned(),
+        "64 json: Created #1: deep (pending)".into(),
+        "64 unknown key, tables: No tasks".into(),
+        "64 unknown key, json: No tasks".into(),
+        "64 read back (json): 1,1,1,1,1,1,1".into(),
+        "64 read back (tables): 1,1,1,1,1,1,1".into(),
+        format!("65 tables: {refused}"),
+        format!("65 json: {refused}"),
+        format!("65 unknown key, tables: {refused_x}"),
+        format!("65 unknown key, json: {refused_x}"),
+        "65 core.list(table): false tasks[1].metadata: expected nesting at most 64 levels deep, got deeper nesting".into(),
+        "65 core.list(json): false tasks[1].metadata: expected nesting at most 64 levels deep, got deeper nesting".into(),
+        "65 replay skips it: 0".into(),
+    ];
+    let mut got: Vec<&str> = out.lines().collect();
+    // `pairs` order of the two read-back lines is not fixed.
+    got[4..6].sort_unstable();
+    assert_eq!(got, want.iter().map(String::as_str).collect::<Vec<_>>());
+}
