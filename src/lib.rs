@@ -128,3 +128,30 @@ const SCRIPTS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(test)]
+mod readme_tests {
+    /// The `version = "..."` of the dependency line that starts with `name = ` in `toml`.
+    fn version_of<'a>(toml: &'a str, name: &str) -> Option<&'a str> {
+        let line = toml
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} = ")))?;
+        let rest = &line[line.find("version = \"")? + "version = \"".len()..];
+        rest.get(..rest.find('"')?)
+    }
+
+    #[test]
+    fn the_readme_names_the_mlua_and_crate_versions_a_host_builds_against() {
+        let readme = include_str!("../README.md");
+        let manifest = include_str!("../Cargo.toml");
+        let mlua = version_of(manifest, "mlua").expect("Cargo.toml depends on mlua");
+        assert_eq!(version_of(readme, "mlua"), Some(mlua), "README's mlua line");
+        // `rpiv_todo = "0.1"`: the major.minor of this crate.
+        let version = env!("CARGO_PKG_VERSION");
+        let minor = &version[..version.rfind('.').unwrap_or(version.len())];
+        assert!(
+            readme.contains(&format!("`rpiv_todo = \"{minor}\"`")),
+            "README names rpiv_todo = \"{minor}\""
+        );
+    }
+}
