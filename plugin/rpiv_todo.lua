@@ -1,6 +1,6 @@
 -- rpiv_todo plugin entry: sourced at startup, so it does as little as possible.
 --
--- It defines :Todos and :TodosToggle, which load the editor front end
+-- It defines :Todos, :TodosToggle and :TodosLanguage, which load the editor front end
 -- (lua/rpiv_todo/nvim.lua, and with it the native core) on first use, and registers one
 -- small listener on the session layer: on the first tool call of any session it attaches
 -- the front end (panel, autocmds, highlight groups, collapse key), hands it that first
@@ -46,6 +46,23 @@ vim.api.nvim_create_user_command(
     require("rpiv_todo.nvim").toggle_command()
   end),
   { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" }
+)
+
+vim.api.nvim_create_user_command(
+  "TodosLanguage",
+  guarded(function(opts)
+    require("rpiv_todo.nvim.persist").language_command(opts.args)
+  end),
+  {
+    nargs = "?",
+    complete = function(arglead)
+      local ok, out = pcall(function()
+        return require("rpiv_todo.nvim.persist").complete_language(arglead)
+      end)
+      return ok and out or {}
+    end,
+    desc = "rpiv_todo: pick the UI language (saved to rpiv-i18n's locale.json)",
+  }
 )
 
 local done, stop = false, nil

@@ -204,6 +204,7 @@ function M.check()
   if H.check_library(report) then
     H.check_locale(report)
     H.check_config(report)
+    require("rpiv_todo.nvim.persist").health(report)
   end
 end
 

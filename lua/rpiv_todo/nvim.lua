@@ -925,4 +925,7 @@ function M.collapsed()
   return H.ov ~= nil and H.ov.collapsed or false
 end
 
+-- The `persist` option (lists kept on disk), from rpiv_todo/nvim/persist.lua.
+require("rpiv_todo.nvim.persist").register_option(M)
+
 return M

@@ -61,7 +61,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     )?;
     core.set(
         "save_locale",
-        lua.create_function(|lua, (path, code): (LuaValue, mlua::String)| {
+        lua.create_function(|lua, (path, code): (LuaValue, mlua::LuaString)| {
             guarded("save_locale", || {
                 let path = path_arg(&path, "save_locale")?;
                 let code = String::from_utf8_lossy(&code.as_bytes()).into_owned();

@@ -253,4 +253,7 @@ function M.create()
   H.created = true
 end
 
+-- :Todos file and :TodosLanguage, from rpiv_todo/nvim/persist.lua.
+require("rpiv_todo.nvim.persist").register_commands(M)
+
 return M
