@@ -35,6 +35,9 @@ out.cwd = vim.fn.getcwd()
 
 if role == "write" or role == "read" or role == "replay" then
   nv.setup({ persist = true })
+  -- What the panel shows right after setup, before any tool call.
+  local win, buf = nv.window()
+  out.panel = win and vim.api.nvim_buf_get_lines(buf, 0, -1, false) or {}
 end
 
 if role == "write" or role == "off" then

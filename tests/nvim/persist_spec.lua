@@ -111,12 +111,15 @@ end)
 T.test("a second Neovim started in the same directory finds the list", function()
   local got = H.child("read", project, state_home, config_home)
   T.same(got.subjects, { "Write the parser", "Test it" }, "restored on first use")
+  T.contains(table.concat(got.panel, "\n"), "Write the parser", "the panel shows it right after setup")
+  T.contains(table.concat(got.panel, "\n"), "Test it", "both tasks")
   T.eq(got.messages, "", "nothing reported")
 end)
 
 T.test("a Neovim started in another directory starts with its own, empty list", function()
   local got = H.child("read", other, state_home, config_home)
   T.same(got.subjects, {}, "empty")
+  T.same(got.panel, {}, "no panel")
   T.eq(got.path, H.file(state_home, other), "its own file")
   T.eq(
     got.file_note.msg,

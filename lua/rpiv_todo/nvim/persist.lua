@@ -99,6 +99,14 @@ function M.apply(on)
       end)
     end,
   })
+  -- The list saved for this directory shows at once, not only after the next tool call:
+  -- the shown session is used now (which restores it) when it has a file.
+  local session = require("rpiv_todo.session")
+  local id = session.foreground_id()
+  local path = persist.path(id)
+  if not session.exists(id) and path ~= nil and (vim.uv or vim.loop).fs_stat(path) ~= nil then
+    session.get(id)
+  end
 end
 
 ---Register the `persist` option of require("rpiv_todo.nvim").setup (called by nvim.lua).
