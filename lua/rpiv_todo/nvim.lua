@@ -378,18 +378,9 @@ function M.attach()
     events[#events + 1] = "WinResized"
   end
   au(events, H.request_paint)
-  au("WinScrolled", function()
-    if require("rpiv_todo.nvim.panel").needs_move() then
-      H.request_paint()
-    end
-  end)
-  -- Out of the cursor's way: only when the cursor reaches the panel, or its preferred
-  -- place is free again.
-  au({ "CursorMoved", "CursorMovedI" }, function()
-    if require("rpiv_todo.nvim.panel").needs_move() then
-      H.request_paint()
-    end
-  end)
+  -- Out of the cursor's way: only when the cursor reaches the panel, its preferred place
+  -- is free again, or its window changed size (a cheap check on every cursor move).
+  au({ "CursorMoved", "CursorMovedI", "WinScrolled" }, H.repaint_if_moved)
   au("ColorScheme", function()
     M.define_highlights()
     H.request_paint()
@@ -404,9 +395,10 @@ function M.attach()
   })
   au("WinClosed", function(args)
     local closed = tonumber(args.match)
-    if closed ~= nil and require("rpiv_todo.nvim.panel").on_win_closed(closed) then
-      vim.schedule(H.request_paint) -- the window is gone only after this event
-    elseif closed ~= nil then
+    if closed ~= nil then
+      -- Our own float (`:only`, `:fclose`) or any other window: the layout is settled
+      -- only after this event, so the repaint waits for the main loop.
+      require("rpiv_todo.nvim.panel").on_win_closed(closed)
       vim.schedule(H.request_paint)
     end
   end)
@@ -415,11 +407,22 @@ function M.attach()
   au({ "CmdlineLeave", "FocusGained" }, function()
     vim.schedule(H.check_locale)
   end)
+  au("VimLeavePre", function()
+    H.exiting = true
+  end)
   H.sync_mapping()
   return M
 end
 
 H.augroup = "RpivTodo"
+
+---CursorMoved, CursorMovedI, WinScrolled: repaint when the panel must move.
+function H.repaint_if_moved()
+  local ok, move = pcall(require("rpiv_todo.nvim.panel").needs_move)
+  if ok and move then
+    H.request_paint()
+  end
+end
 
 ---Is the front end attached?
 ---@return boolean
@@ -671,6 +674,9 @@ end
 -- Paint, but never let a failure escape into the tool call that triggered it; inside a
 -- fast event (a luv callback) the API is off limits, so paint on the main loop.
 function H.request_paint()
+  if H.exiting then
+    return -- windows and buffers are going away
+  end
   if vim.in_fast_event() then
     vim.schedule(H.request_paint)
     return

@@ -139,6 +139,7 @@ function M.default_layout.spacer(_)
 end
 
 H.LAYOUT_FUNCTIONS = { "heading", "row", "summary", "collapsed_hint", "spacer" }
+H.STATUSES = { "pending", "in_progress", "completed" }
 
 ---Check a layout override (for `setup()`, which raises on the message).
 ---@param layout any
@@ -183,13 +184,18 @@ end
 ---@return rpiv_todo.OverlayLayout
 function M.resolve(...)
   local out = { glyphs = {} }
-  for k, v in pairs(M.default_layout) do
-    if k ~= "glyphs" then
-      out[k] = v
-    end
+  -- By name, not with pairs(): the LuaJIT 2.1.0-beta3 of Debian's Neovim 0.7.2 was seen
+  -- to skip `heading` in a pairs() loop over this table once the loop was compiled (the
+  -- panel then failed with "attempt to call field 'heading'"; tests/nvim/locale_spec.lua,
+  -- about one run in ten under load).
+  for _, name in ipairs(H.LAYOUT_FUNCTIONS) do
+    out[name] = M.default_layout[name]
+  end
+  for _, status in ipairs(H.STATUSES) do
+    out.glyphs[status] = M.default_layout.glyphs[status]
   end
   for k, v in pairs(M.default_layout.glyphs) do
-    out.glyphs[k] = v
+    out.glyphs[k] = v -- any other a host added
   end
   for i = 1, select("#", ...) do
     local o = select(i, ...)
