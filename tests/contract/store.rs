@@ -3,7 +3,7 @@
 //! unwritable paths come back as `nil, err` naming the path; a writer killed with SIGKILL
 //! at random moments always leaves a whole list behind.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -279,7 +279,11 @@ fn kill_writer(path: &str) -> ! {
         end
         "#,
     );
-    let _ = run.exec();
+    // Straight to the descriptor, where the parent reads (print! would be captured).
+    if let Err(e) = run.exec() {
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), "writer failed: {e}");
+    }
     std::process::exit(3)
 }
 
@@ -336,18 +340,25 @@ fn a_writer_killed_at_random_moments_always_leaves_a_whole_list() {
         // (The test harness prints its own text first, "test <name> ... " on that line.)
         let mut out = BufReader::new(child.stdout.take().expect("piped stdout"));
         let mut line = String::new();
+        let mut seen = String::new();
         while !line.ends_with("ready\n") {
             line.clear();
             let n = out.read_line(&mut line).expect("read the writer's output");
-            assert!(n > 0, "round {round}: the writer ended before it was ready");
+            seen.push_str(&line);
+            assert!(
+                n > 0,
+                "round {round}: the writer ended before it was ready: {seen}"
+            );
         }
         let wait = next(&mut seed) % 60_000;
         std::thread::sleep(Duration::from_micros(wait));
         child.kill().expect("SIGKILL the writer");
         let status = child.wait().expect("reap the writer");
+        let mut rest = String::new();
+        let _ = out.read_to_string(&mut rest);
         assert!(
             status.code().is_none(),
-            "round {round}: the writer exited by itself ({status}) instead of being killed"
+            "round {round}: the writer exited by itself ({status}) instead of being killed: {rest}"
         );
         let got = lua_json(
             &lua,
