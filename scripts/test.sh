@@ -350,6 +350,10 @@ agent_specs() {
 rock_test() {
     local version=$1 flavour=$2 tree="$SCRATCH/rocks-$1" rockspec
     rockspec=$(ls "$ROOT"/rpiv_todo-*.rockspec) || return 1
+    if [[ $(basename "$rockspec") != "rpiv_todo-$(crate_version)-"*.rockspec ]]; then
+        echo "$(basename "$rockspec") does not carry the crate version $(crate_version)"
+        return 1
+    fi
     command -v luarocks >/dev/null || { echo "luarocks is not installed (apt-get install luarocks)"; return 1; }
     luarocks --lua-version "$version" --tree "$tree" make "$rockspec" || return 1
     local paths
