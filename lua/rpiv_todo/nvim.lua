@@ -200,6 +200,15 @@ H.checks = {
 
 H.appliers = {} -- name -> fn(value, config) run by setup() after the config is in place
 
+-- Every option's name, in a fixed order. Loops over the options go through this list, not
+-- pairs(): the LuaJIT of Neovim 0.7.2 was seen to skip a key in a compiled pairs() loop
+-- (see overlay/layout.lua), and a skipped option would go unchecked or lose its default.
+H.names = {}
+for name in pairs(H.checks) do
+  H.names[#H.names + 1] = name
+end
+table.sort(H.names)
+
 ---Add an option of the editor front end (for other front-end files, before setup).
 ---`apply(value, config)`, when given, runs at every setup() once the new config is in
 ---place (after the checks of every option passed).
@@ -208,6 +217,9 @@ H.appliers = {} -- name -> fn(value, config) run by setup() after the config is 
 ---@param check fun(value: any): string|nil nil when fine, else what was expected
 ---@param apply? fun(value: any, config: table)
 function M.register_option(name, default, check, apply)
+  if H.checks[name] == nil then
+    H.names[#H.names + 1] = name
+  end
   M.defaults[name] = default
   H.checks[name] = check
   H.appliers[name] = apply
@@ -230,8 +242,8 @@ function H.copy(v)
 end
 
 M.config = {}
-for k, v in pairs(M.defaults) do
-  M.config[k] = H.copy(v)
+for _, name in ipairs(H.names) do
+  M.config[name] = H.copy(M.defaults[name])
 end
 
 H.attached = false
@@ -272,11 +284,7 @@ function M.setup(opts)
   if type(opts) ~= "table" then
     H.fail("setup", "expected a table of options, " .. M.got(opts))
   end
-  local names = {}
-  for k in pairs(H.checks) do
-    names[#names + 1] = k
-  end
-  table.sort(names)
+  local names = H.names
   for k in pairs(opts) do
     if H.checks[k] == nil then
       H.fail(tostring(k), "unknown option (expected " .. table.concat(names, ", ") .. ")")
@@ -291,18 +299,19 @@ function M.setup(opts)
       end
     end
   end
-  for k in pairs(M.config) do
-    M.config[k] = nil
-  end
-  for k, v in pairs(M.defaults) do
-    M.config[k] = H.copy(v)
-  end
-  for k, v in pairs(opts) do
+  for _, k in ipairs(names) do
+    local v = opts[k]
+    if v == nil then
+      v = H.copy(M.defaults[k])
+    end
     M.config[k] = v
   end
   M.attach()
-  for name, apply in pairs(H.appliers) do
-    apply(M.config[name], M.config)
+  for _, name in ipairs(names) do
+    local apply = H.appliers[name]
+    if apply then
+      apply(M.config[name], M.config)
+    end
   end
   H.sync_mapping()
   H.request_paint()

@@ -18,23 +18,33 @@
 local M = {}
 local H = {}
 
--- Colour groups of the overlay's theme and what each links to by default.
-M.links = {
-  RpivTodoAccent = "Special",
-  RpivTodoDim = "NonText",
-  RpivTodoMuted = "Comment",
-  RpivTodoText = "RpivTodoNormal",
-  RpivTodoWarning = "DiagnosticWarn",
-  RpivTodoSuccess = "String",
-  RpivTodoError = "DiagnosticError",
-  RpivTodoToolTitle = "Title",
-  RpivTodoBorder = "FloatBorder",
+-- Colour groups of the overlay's theme and what each links to by default, in the order
+-- they are defined (a list: loops here avoid pairs(), which the LuaJIT of Neovim 0.7.2
+-- was seen to get wrong once compiled; see overlay/layout.lua).
+M.link_list = {
+  { "RpivTodoAccent", "Special" },
+  { "RpivTodoDim", "NonText" },
+  { "RpivTodoMuted", "Comment" },
+  { "RpivTodoText", "RpivTodoNormal" },
+  { "RpivTodoWarning", "DiagnosticWarn" },
+  { "RpivTodoSuccess", "String" },
+  { "RpivTodoError", "DiagnosticError" },
+  { "RpivTodoToolTitle", "Title" },
+  { "RpivTodoBorder", "FloatBorder" },
 }
 -- Attribute-only groups layered over the colour groups.
-M.attributes = {
-  RpivTodoBold = "gui=bold cterm=bold",
-  RpivTodoStrikethrough = "gui=strikethrough cterm=strikethrough",
+M.attribute_list = {
+  { "RpivTodoBold", "gui=bold cterm=bold" },
+  { "RpivTodoStrikethrough", "gui=strikethrough cterm=strikethrough" },
 }
+-- The same as maps: group -> link target, group -> attributes.
+M.links, M.attributes = {}, {}
+for _, l in ipairs(M.link_list) do
+  M.links[l[1]] = l[2]
+end
+for _, a in ipairs(M.attribute_list) do
+  M.attributes[a[1]] = a[2]
+end
 -- The float's background when NormalFloat gives none: a grey a step away from the
 -- usual dark or light editor background, in GUI and 256-colour terms.
 M.fallback = {
@@ -61,8 +71,8 @@ end
 -- The link each group starts with: `:highlight clear` (what a colorscheme begins with)
 -- puts a `default link` back, even after the group was given colours since.
 H.DEFAULT_LINK = { RpivTodoNormal = "NormalFloat" }
-for group, target in pairs(M.links) do
-  H.DEFAULT_LINK[group] = target
+for _, l in ipairs(M.link_list) do
+  H.DEFAULT_LINK[l[1]] = l[2]
 end
 
 ---May this module (re)define `group`: undefined, cleared, back to its default link, or
@@ -166,11 +176,11 @@ end
 ---colorscheme defined are left alone.
 function M.define()
   H.define("RpivTodoNormal", M.normal_definition())
-  for group, target in pairs(M.links) do
-    H.define(group, M.color_definition(target))
+  for _, l in ipairs(M.link_list) do
+    H.define(l[1], M.color_definition(l[2]))
   end
-  for group, attrs in pairs(M.attributes) do
-    H.define(group, attrs)
+  for _, a in ipairs(M.attribute_list) do
+    H.define(a[1], a[2])
   end
 end
 
@@ -178,11 +188,11 @@ end
 ---@return string[]
 function M.groups()
   local out = { "RpivTodoNormal" }
-  for group in pairs(M.links) do
-    out[#out + 1] = group
+  for _, l in ipairs(M.link_list) do
+    out[#out + 1] = l[1]
   end
-  for group in pairs(M.attributes) do
-    out[#out + 1] = group
+  for _, a in ipairs(M.attribute_list) do
+    out[#out + 1] = a[1]
   end
   table.sort(out)
   return out
