@@ -203,6 +203,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         if meta.is_dir() {
             return Err(fail("it is a directory".into()));
         }
+        // A rename would replace a device or a pipe (`/dev/null`, say) with a plain file.
+        if !meta.is_file() {
+            return Err(fail("it is not a regular file".into()));
+        }
     }
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(name);
@@ -256,29 +260,33 @@ fn sync_dir(dir: &Path) {
     let _ = dir;
 }
 
-/// The whole file, refused when it is larger than `limit`.
+/// The whole file, refused when it is larger than `limit` or not a plain file.
 fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
-    let read_err = |e: &io::Error| StoreError::Read {
+    let read_err = |reason: String| StoreError::Read {
         path: shown(path),
-        reason: reason(e),
+        reason,
     };
-    let file = File::open(path).map_err(|e| {
+    let missing_or = |e: io::Error| {
         if e.kind() == io::ErrorKind::NotFound {
             StoreError::Missing { path: shown(path) }
         } else {
-            read_err(&e)
+            read_err(reason(&e))
         }
-    })?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(StoreError::Read {
-            path: shown(path),
-            reason: "it is a directory".into(),
-        });
+    };
+    // Looked at before opening: opening a pipe blocks until someone writes to it, and a
+    // device may never end.
+    let meta = fs::metadata(path).map_err(missing_or)?;
+    if meta.is_dir() {
+        return Err(read_err("it is a directory".into()));
     }
+    if !meta.is_file() {
+        return Err(read_err("it is not a regular file".into()));
+    }
+    let file = File::open(path).map_err(missing_or)?;
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| read_err(&e))?;
+        .map_err(|e| read_err(reason(&e)))?;
     if bytes.len() as u64 > limit {
         return Err(StoreError::Invalid {
             path: shown(path),
@@ -436,6 +444,34 @@ mod tests {
             load(dir.path()).unwrap_err().to_string(),
             format!("{}: cannot read: it is a directory", dir.path().display())
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_pipes_are_neither_read_nor_replaced() {
+        // Reading /dev/null is harmless even if the check were gone (it would be empty).
+        assert_eq!(
+            load(Path::new("/dev/null")).unwrap_err().to_string(),
+            "/dev/null: cannot read: it is not a regular file"
+        );
+        // Replacing is tried on a pipe of our own, never on a real device.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "mkfifo (coreutils) makes the pipe"
+        );
+        assert_eq!(
+            save(&fifo, &state(1)).unwrap_err().to_string(),
+            format!("{}: cannot write: it is not a regular file", fifo.display())
+        );
+        assert_eq!(
+            load(&fifo).unwrap_err().to_string(),
+            format!("{}: cannot read: it is not a regular file", fifo.display())
+        );
+        assert!(!fs::metadata(&fifo).unwrap().is_file(), "still a pipe");
+        assert_eq!(files_in(dir.path()), ["pipe"]);
     }
 
     #[test]
