@@ -6,7 +6,8 @@
 //! renamed over the target; then the directory is synced so the rename itself survives a
 //! power cut. A process killed at any instant therefore leaves the old file or the new
 //! one, whole. A temporary file is only left behind when the process dies between its
-//! creation and the rename; it is hidden (`.<name>.<random>.tmp`) and never read.
+//! creation and the rename; it is hidden (`.<name>.<random>.tmp`), never read, and
+//! removed by a later save of the same file once it is ten minutes old.
 //!
 //! A load takes nothing on trust: a missing, unreadable, empty, truncated or malformed
 //! file, or a snapshot that breaks the list's rules, is an error that names the path and
@@ -212,7 +213,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     prefix.push(name);
     prefix.push(".");
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
+    builder
+        .prefix(&prefix)
+        .rand_bytes(RANDOM_CHARS)
+        .suffix(".tmp");
     if let Ok(meta) = fs::metadata(&target) {
         builder.permissions(meta.permissions());
     }
@@ -233,7 +237,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .map_err(|e| fail(reason(&e)))?;
     tmp.persist(&target).map_err(|e| fail(reason(&e.error)))?;
     sync_dir(&dir);
+    remove_stale_temporaries(&dir, &prefix);
     Ok(())
+}
+
+/// Random characters in a temporary file's name (`.<name>.<random>.tmp`).
+const RANDOM_CHARS: usize = 6;
+
+/// A temporary file of ours older than this was left by a writer that died before its
+/// rename (a save takes milliseconds), never one still being written.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Remove what killed writers left beside the target (`.<name>.<random>.tmp`, old
+/// enough that no save can still be using it), so crashes do not pile files up.
+/// Best effort: the save itself already succeeded.
+fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = prefix.as_encoded_bytes();
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let bytes = name.as_encoded_bytes();
+        let ours = bytes.len() == prefix.len() + RANDOM_CHARS + ".tmp".len()
+            && bytes.starts_with(prefix)
+            && bytes.ends_with(b".tmp");
+        if !ours {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The file a symbolic link points to (so a dotfile kept as a link stays one); any other
@@ -443,6 +486,35 @@ mod tests {
         assert_eq!(
             load(dir.path()).unwrap_err().to_string(),
             format!("{}: cannot read: it is a directory", dir.path().display())
+        );
+    }
+
+    #[test]
+    fn a_save_removes_what_a_killed_writer_left_long_ago_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let make = |name: &str, modified: Option<std::time::SystemTime>| {
+            let f = File::create(d.join(name)).unwrap();
+            if let Some(t) = modified {
+                f.set_modified(t).unwrap();
+            }
+        };
+        make(".list.json.AbC123.tmp", Some(old)); // a killed save of list.json, an hour ago
+        make(".list.json.XyZ789.tmp", None); // a save that may still be running
+        make(".other.json.AbC123.tmp", Some(old)); // another file's
+        make(".list.json.toolongname.tmp", Some(old)); // not a name we make
+        make("notes.tmp", Some(old));
+        save(&d.join("list.json"), &state(1)).unwrap();
+        assert_eq!(
+            files_in(d),
+            [
+                ".list.json.XyZ789.tmp",
+                ".list.json.toolongname.tmp",
+                ".other.json.AbC123.tmp",
+                "list.json",
+                "notes.tmp"
+            ]
         );
     }
 
