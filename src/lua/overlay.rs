@@ -221,7 +221,8 @@ fn view(
                 _ => None,
             };
             let entries = match &tasks {
-                Some(t) => read_entries(lua, t)?.map_err(|at| bad_status("overlay_view", at))?,
+                Some(t) => read_entries(lua, t, Need::of(&hide))?
+                    .map_err(|at| bad_status("overlay_view", at))?,
                 None => Vec::new(),
             };
             let panel = hide.panel(&entries, next_id, budget, collapsed);
@@ -336,20 +337,48 @@ unsafe fn push_row(l: L, keys: &RowKeys, t: &Task, with_task: bool) {
     }
 }
 
-/// Read a host's task array: each entry's status, integer id and whether it waits on
-/// another. `Err(i)`: entry `i` (1-based) is not a task table with a known status.
-fn read_entries(lua: &Lua, tasks: &Table) -> mlua::Result<Result<Vec<Entry>, usize>> {
+/// Which fields of a host's task tables a panel needs besides `status`: every C API read
+/// costs (LuaJIT cannot compile across them), so nothing is read that cannot change it.
+#[derive(Clone, Copy, PartialEq)]
+enum Need {
+    /// No task can be hidden: no ids; `blockedBy` only until one live task waits.
+    Nothing,
+    /// A live overlay hides completed tasks only: ids of completed tasks; `blockedBy`
+    /// until an unfinished task waits (a completed one might be hidden).
+    CompletedIds,
+    /// A fixed set of ids may hide anything: every id and every `blockedBy`.
+    AllIds,
+}
+
+impl Need {
+    fn of(hide: &Hide) -> Need {
+        match hide {
+            Hide::None => Need::Nothing,
+            Hide::Live(_) => Need::CompletedIds,
+            Hide::Ids(_) => Need::AllIds,
+        }
+    }
+}
+
+/// Read a host's task array: each entry's status and, as `need` says, its integer id and
+/// whether it waits on another (`blocked` is exact until `show_ids` is settled, false
+/// after). `Err(i)`: entry `i` (1-based) is not a task table with a known status.
+fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec<Entry>, usize>> {
     const TASKS: c_int = 1;
     let mut out = Vec::new();
     let mut bad = None;
-    // SAFETY: raw reads and the three key strings only; `out` lives outside the closure.
+    // SAFETY: raw reads and the key strings only; `out` lives outside the closure.
     unsafe {
         lua.exec_raw::<()>(tasks, |l| {
-            ffi::luaL_checkstack(l, 8, std::ptr::null());
+            ffi::luaL_checkstack(l, 12, std::ptr::null());
             to_lua::push_str(l, "status");
             to_lua::push_str(l, "id");
             to_lua::push_str(l, "blockedBy");
-            let (k_status, k_id, k_blocked) = (2, 3, 4);
+            let keys = Keys {
+                status: 2,
+                id: 3,
+                blocked: 4,
+            };
             // Status strings are interned: compare data pointers first, bytes as fallback.
             let names: [*const u8; 4] = Status::ALL.map(|st| {
                 let p = ffi::lua_pushlstring(l, st.as_str().as_ptr().cast(), st.as_str().len());
@@ -357,16 +386,29 @@ fn read_entries(lua: &Lua, tasks: &Table) -> mlua::Result<Result<Vec<Entry>, usi
             });
             let n = ffi::lua_rawlen(l, TASKS);
             out.reserve(n);
+            let mut settled = false;
             for i in 1..=n {
                 ffi::lua_rawgeti(l, TASKS, i as _);
                 let entry = if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                    read_entry(l, k_status, k_id, k_blocked, &names)
+                    read_entry(l, &keys, &names, need, settled)
                 } else {
                     None
                 };
                 ffi::lua_settop(l, -2);
                 match entry {
-                    Some(e) => out.push(e),
+                    Some(e) => {
+                        // Once a task that cannot be hidden waits on another, rows carry
+                        // ids whatever the rest say.
+                        settled |= e.blocked
+                            && match need {
+                                Need::Nothing => e.status != Status::Deleted,
+                                Need::CompletedIds => {
+                                    matches!(e.status, Status::Pending | Status::InProgress)
+                                }
+                                Need::AllIds => false,
+                            };
+                        out.push(e)
+                    }
                     None => {
                         bad = Some(i);
                         break;
@@ -382,15 +424,22 @@ fn read_entries(lua: &Lua, tasks: &Table) -> mlua::Result<Result<Vec<Entry>, usi
     })
 }
 
+/// Stack slots of the keys `read_entry` looks up.
+struct Keys {
+    status: c_int,
+    id: c_int,
+    blocked: c_int,
+}
+
 /// The task table on top of the stack as an entry (the stack is left as it was).
 unsafe fn read_entry(
     l: L,
-    k_status: c_int,
-    k_id: c_int,
-    k_blocked: c_int,
+    keys: &Keys,
     names: &[*const u8; 4],
+    need: Need,
+    settled: bool,
 ) -> Option<Entry> {
-    ffi::lua_pushvalue(l, k_status);
+    ffi::lua_pushvalue(l, keys.status);
     ffi::lua_rawget(l, -2);
     let mut status = None;
     if ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
@@ -403,19 +452,28 @@ unsafe fn read_entry(
     }
     ffi::lua_settop(l, -2);
     let status = status?;
-    ffi::lua_pushvalue(l, k_id);
-    ffi::lua_rawget(l, -2);
-    let id = if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-        let x = ffi::lua_tonumber(l, -1);
-        (x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0).then_some(x as i64)
-    } else {
-        None
+    let wants_id = match need {
+        Need::Nothing => false,
+        Need::CompletedIds => status == Status::Completed,
+        Need::AllIds => true,
     };
-    ffi::lua_settop(l, -2);
-    ffi::lua_pushvalue(l, k_blocked);
-    ffi::lua_rawget(l, -2);
-    let blocked = ffi::lua_type(l, -1) == ffi::LUA_TTABLE && ffi::lua_rawlen(l, -1) > 0;
-    ffi::lua_settop(l, -2);
+    let mut id = None;
+    if wants_id {
+        ffi::lua_pushvalue(l, keys.id);
+        ffi::lua_rawget(l, -2);
+        if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
+            let x = ffi::lua_tonumber(l, -1);
+            id = (x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0).then_some(x as i64);
+        }
+        ffi::lua_settop(l, -2);
+    }
+    let mut blocked = false;
+    if !settled && status != Status::Deleted {
+        ffi::lua_pushvalue(l, keys.blocked);
+        ffi::lua_rawget(l, -2);
+        blocked = ffi::lua_type(l, -1) == ffi::LUA_TTABLE && ffi::lua_rawlen(l, -1) > 0;
+        ffi::lua_settop(l, -2);
+    }
     Some(Entry {
         id,
         status,
@@ -496,8 +554,8 @@ fn layout(
                     ))
                 }
             };
-            let entries =
-                read_entries(lua, &tasks)?.map_err(|at| bad_status("overlay_layout", at))?;
+            let entries = read_entries(lua, &tasks, Need::of(&hide))?
+                .map_err(|at| bad_status("overlay_layout", at))?;
             let panel = hide.panel(&entries, None, budget, true);
             let (visible, _) = pick(lua, &tasks, &panel.layout.visible, &panel)?;
             if panel.layout.visible.is_empty() {

@@ -698,6 +698,29 @@ test("a live overlay paints the same from a session, its list handle and its sna
   end
 end)
 
+test("rows drop their #ids once the only waiting task hides, from a state as from a handle", function()
+  local state = {
+    tasks = { task(1, "pending", "a"), task(2, "completed", "b", { blockedBy = { 1 } }), task(3, "pending", "c") },
+    nextId = 4,
+  }
+  for _, source in ipairs({ state, core.list(state) }) do
+    local ov = overlay.new()
+    eq(
+      ov:render(source, 80),
+      { "● Todos (1/3)", "├─ ○ #1 a", "├─ ✓ #2 b ⛓ #1", "└─ ○ #3 c", "" },
+      type(source)
+    )
+    ov:turn_started()
+    eq(
+      ov:render(source, 80),
+      { "● Todos (0/2)", "├─ ○ a", "└─ ○ c", "" },
+      type(source) .. " after the turn"
+    )
+    -- The stateless render's fixed set of ids to leave out works the same way.
+    eq(overlay.render(source, { hidden = { [2] = true } }), { "● Todos (0/2)", "├─ ○ a", "└─ ○ c", "" })
+  end
+end)
+
 test("the render memos let a dropped 1 MiB subject be collected (issue 9)", function()
   local list = core.list()
   list:apply({ action = "create", subject = "small" })
