@@ -133,6 +133,112 @@ fn every_recorded_overlay_case_renders_byte_for_byte_from_a_state_and_a_list_han
     }
 }
 
+/// Lua helper for the one-path tests: `flat(lines)` writes lines of any theme as text
+/// (segments with their group and styles), so two renders compare as strings.
+const FLAT: &str = r#"
+    function flat(lines)
+      local out = {}
+      for i, line in ipairs(lines) do
+        if type(line) == 'table' then
+          local segs = {}
+          for j, seg in ipairs(line) do
+            segs[j] = seg[1] .. '<' .. tostring(seg[2]) .. (seg.bold and ',b' or '')
+              .. (seg.strikethrough and ',s' or '') .. '>'
+          end
+          out[i] = table.concat(segs)
+        else
+          out[i] = line
+        end
+      end
+      return table.concat(out, '\n')
+    end"#;
+
+#[test]
+fn every_recorded_case_paints_the_same_from_a_list_handle_and_a_state_in_every_theme_and_mode() {
+    // One overlay path: a handle's rows are built natively, a state's in Lua from the
+    // tasks the native selection picked; collapsed, expanded and cut lines included.
+    let lua = overlay_lua();
+    lua.load(FLAT).exec().unwrap();
+    let compare: Function = support::eval(
+        &lua,
+        r#"return function(state, opts)
+             local list = require('rpiv_todo.core').list(state)
+             local n = 0
+             for _, theme in ipairs({ 'plain', 'ansi', 'segments' }) do
+               for _, mode in ipairs({ {}, { collapsed = true }, { expanded = true }, { width = 20 } }) do
+                 local o = { theme = theme }
+                 for k, v in pairs(opts) do o[k] = v end
+                 for k, v in pairs(mode) do o[k] = v end
+                 local a, b = flat(overlay.render(list, o)), flat(overlay.render(state, o))
+                 if a ~= b then error(theme .. ': ' .. a .. '\n~=\n' .. b) end
+                 n = n + 1
+               end
+             end
+             return n
+           end"#,
+    );
+    let mut combos = 0;
+    for (n, case) in support::jsonl("overlay-cases.jsonl").iter().enumerate() {
+        let got: Result<i64, _> =
+            compare.call((case_state(&lua, case), case_opts(&lua, case, None)));
+        combos += got.unwrap_or_else(|e| panic!("case {n}: {e}"));
+    }
+    assert_eq!(combos, 160 * 12);
+}
+
+#[test]
+fn a_live_paint_from_a_session_equals_its_list_handle_and_its_snapshot_turn_after_turn() {
+    let lua = overlay_lua();
+    lua.load(FLAT).exec().unwrap();
+    let frames: Vec<String> = support::eval(
+        &lua,
+        r#"todo.sessions.reset()
+           local s = todo.session('lockstep')
+           local frames = {}
+           for _, theme in ipairs({ 'plain', 'ansi', 'segments' }) do
+             s.list:replace(nil)
+             local ovs = {}
+             for k = 1, 3 do ovs[k] = overlay.new({ theme = theme, max_widget_lines = 5 }) end
+             local function paint()
+               local a = flat(ovs[1]:render(s, 50))
+               local b = flat(ovs[2]:render(s.list, 50))
+               local c = flat(ovs[3]:render(s:state(), 50))
+               if a ~= b or a ~= c then error(theme .. ' frame ' .. #frames .. ': ' .. a .. ' | ' .. b .. ' | ' .. c) end
+               if theme == 'plain' then frames[#frames + 1] = a end
+             end
+             local function each(f) for k = 1, 3 do f(ovs[k]) end end
+             for i = 1, 6 do s:execute({ action = 'create', subject = 'T' .. i }) end
+             s:execute({ action = 'update', id = 3, addBlockedBy = { 2 } })
+             paint()
+             s:execute({ action = 'update', id = 1, status = 'completed' })
+             s:execute({ action = 'update', id = 2, status = 'completed' })
+             paint()
+             each(function(ov) ov:turn_started() end)
+             paint()
+             each(function(ov) ov:toggle_collapse() end)
+             s:execute({ action = 'update', id = 4, status = 'completed' })
+             paint()
+             each(function(ov) ov:turn_started(); ov:toggle_collapse(); ov:set_expanded(true) end)
+             paint()
+           end
+           return frames"#,
+    );
+    assert_eq!(
+        frames,
+        [
+            "● Todos (0/6)\n├─ ○ #1 T1\n├─ ○ #2 T2\n├─ ○ #3 T3 ⛓ #2\n└─ +3 more (3 pending)\n",
+            // Four rows: three and the summary; both completed tasks make room first.
+            "● Todos (2/6)\n├─ ○ #3 T3 ⛓ #2\n├─ ○ #4 T4\n├─ ○ #5 T5\n└─ +3 more (2 completed, 1 pending)\n",
+            // #1 and #2 were counted in the first turn: they leave rows and counts, and
+            // the four left fit.
+            "● Todos (0/4)\n├─ ○ #3 T3 ⛓ #2\n├─ ○ #4 T4\n├─ ○ #5 T5\n└─ ○ #6 T6\n",
+            // Collapsed: #4 completes but is not seen, so it stays after the next turn.
+            "● Todos (1/4)\n└─ ctrl+shift+t to expand\n",
+            "● Todos (1/4)\n├─ ○ #3 T3 ⛓ #2\n├─ ✓ #4 T4\n├─ ○ #5 T5\n└─ ○ #6 T6\n",
+        ]
+    );
+}
+
 #[test]
 fn every_recorded_case_selects_the_same_rows_through_core_overlay_layout() {
     let lua = overlay_lua();
