@@ -1256,7 +1256,7 @@ mod tests {
             "{ a = 'a\\255b' }",
             "{ ['\\255'] = 1 }",
             "{ a = print }",
-            "{ a = coroutine.create(print) }",
+            "{ a = coroutine.create(function() end) }",
             "{ a = {} }",
             "{ a = setmetatable({}, { __jsontype = 'array' }) }",
             "{ a = setmetatable({}, { __jsontype = 'object' }) }",
