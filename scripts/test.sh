@@ -12,7 +12,7 @@
 #   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
 #      builds (target/lua-<flavour>/rpiv_todo/core.so), the refused combinations
 #   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build;
-#      tests/hostile/hostile.lua in each, with stderr captured and required empty
+#      tests/hostile/hostile.lua and finalizers.lua in each, stderr captured and required empty
 #   5. tests/loader/*: require("rpiv_todo.core") from the interpreters and both Neovims,
 #      wrong-flavour and missing-module cases
 #   6. tests/nvim/*_spec.lua in both Neovims (plugin on 'runtimepath', LuaJIT build at
@@ -220,12 +220,15 @@ hostile_tests() {
         fi
         err="$SCRATCH/hostile-$f.stderr"
         step "hostile input, nothing on stderr ($(interp_for "$f"))" hostile_one "$f" "$err"
+        # Other libraries' finalizers that raise or call the tool (issue 9, items 1 and 6).
+        step "finalizers, nothing on stderr ($(interp_for "$f"))" \
+            hostile_one "$f" "$SCRATCH/finalizers-$f.stderr" finalizers.lua
     done
 }
 
 hostile_one() {
-    local f=$1 err=$2
-    run_lua "$f" "$ROOT/target/lua-$f" "$ROOT/tests/hostile/hostile.lua" 2>"$err" || return 1
+    local f=$1 err=$2 file=${3:-hostile.lua}
+    run_lua "$f" "$ROOT/target/lua-$f" "$ROOT/tests/hostile/$file" 2>"$err" || return 1
     if [[ -s $err ]]; then
         echo "stderr was not empty:"
         head -c 2000 "$err"

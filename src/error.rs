@@ -23,6 +23,10 @@ pub enum Error {
     /// A state handed over by the host does not look like a todo snapshot.
     #[error("state: {0}")]
     State(String),
+    /// A call reached a list that is in the middle of another call (from a finalizer or a
+    /// metamethod that ran during it); the list is left as it is.
+    #[error("list busy: another call on this list is under way; call again after it returns")]
+    Busy,
 }
 
 impl Error {

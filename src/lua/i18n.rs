@@ -13,41 +13,49 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
         "tr",
         lua.create_function(
             |lua, (locale, id, args): (Option<mlua::LuaString>, mlua::LuaString, Option<Table>)| {
-                let locale = locale
-                    .map(|l| lossy(&l))
-                    .unwrap_or_else(|| i18n::DEFAULT_LOCALE.to_owned());
-                let args = match args {
-                    Some(t) => tr_args(&t)?,
-                    None => Vec::new(),
-                };
-                let borrowed: Vec<(&str, Arg)> =
-                    args.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-                lua.create_string(i18n::tr(&locale, &lossy(&id), &borrowed))
+                super::guarded(lua, "tr", || {
+                    let locale = locale
+                        .map(|l| lossy(&l))
+                        .unwrap_or_else(|| i18n::DEFAULT_LOCALE.to_owned());
+                    let args = match args {
+                        Some(t) => tr_args(&t)?,
+                        None => Vec::new(),
+                    };
+                    let borrowed: Vec<(&str, Arg)> =
+                        args.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                    lua.create_string(i18n::tr(&locale, &lossy(&id), &borrowed))
+                })
             },
         )?,
     )?;
     core.set(
         "resolve_locale",
         lua.create_function(
-            |_, (explicit, env): (Option<mlua::LuaString>, Option<Table>)| {
-                let overrides = match env {
-                    Some(t) => env_overrides(&t)?,
-                    None => HashMap::new(),
-                };
-                // A name the table holds is decided by it (false: unset); others come from
-                // the process environment.
-                let env = |name: &str| match overrides.get(name) {
-                    Some(value) => value.clone(),
-                    None => std::env::var(name).ok(),
-                };
-                let explicit = explicit.map(|e| lossy(&e));
-                Ok(i18n::resolve(explicit.as_deref(), &env))
+            |lua, (explicit, env): (Option<mlua::LuaString>, Option<Table>)| {
+                super::guarded(lua, "resolve_locale", || {
+                    let overrides = match env {
+                        Some(t) => env_overrides(&t)?,
+                        None => HashMap::new(),
+                    };
+                    // A name the table holds is decided by it (false: unset); others come from
+                    // the process environment.
+                    let env = |name: &str| match overrides.get(name) {
+                        Some(value) => value.clone(),
+                        None => std::env::var(name).ok(),
+                    };
+                    let explicit = explicit.map(|e| lossy(&e));
+                    lua.create_string(i18n::resolve(explicit.as_deref(), &env))
+                })
             },
         )?,
     )?;
     core.set(
         "locales",
-        lua.create_function(|lua, ()| lua.create_sequence_from(i18n::LOCALES_SUPPORTED))?,
+        lua.create_function(|lua, ()| {
+            super::guarded(lua, "locales", || {
+                lua.create_sequence_from(i18n::LOCALES_SUPPORTED)
+            })
+        })?,
     )?;
     Ok(())
 }

@@ -1,54 +1,89 @@
 //! `core.list(state)`: a list held in Rust. Hosts and sessions keep one per session and
 //! call it for every tool call, so nothing but the result crosses the boundary.
 
-use mlua::{Lua, Table, UserData, UserDataMethods, Value as LuaValue};
-use serde_json::Value;
+use std::cell::Cell;
+
+use mlua::{AnyUserData, Lua, Table, UserData, UserDataMethods, Value as LuaValue};
+use serde_json::{Map, Value};
 
 use super::{from_lua, guarded, to_lua, Ctx};
 use crate::call::{parse, run};
+use crate::error::Error;
+use crate::reducer::Reply;
 use crate::task::State;
 
 /// The list behind a `core.list` handle.
 #[derive(Default)]
 pub struct List {
     pub state: State,
+    /// A call that changes the list is under way (see `Call`).
+    busy: Cell<bool>,
 }
 
 impl List {
     pub fn new(state: State) -> List {
-        List { state }
+        List {
+            state,
+            busy: Cell::new(false),
+        }
     }
 }
 
 /// One call with arguments as a Lua table or a JSON string; the result as Lua tables.
 /// Bad arguments come back in-band; only a failure to build the result is a Lua error.
 pub fn call(lua: &Lua, ctx: &Ctx, state: &mut State, params: LuaValue) -> mlua::Result<Table> {
-    let (parsed, action, echo) = match &params {
-        LuaValue::String(s) => {
-            let parsed = parse(&s.as_bytes());
-            let echo = match &parsed {
-                Ok(v) => to_lua::json(lua, &ctx.array_mt, v)?,
-                Err(_) => LuaValue::Table(lua.create_table()?),
-            };
-            let action = match &parsed {
-                Ok(Value::Object(m)) => match m.get("action") {
-                    Some(a) => to_lua::json(lua, &ctx.array_mt, a)?,
-                    None => LuaValue::Nil,
-                },
-                _ => LuaValue::Nil,
-            };
-            (parsed, action, echo)
-        }
-        other => {
-            let action = match other {
-                LuaValue::Table(t) => t.raw_get("action").unwrap_or(LuaValue::Nil),
-                _ => LuaValue::Nil,
-            };
-            (from_lua::params(lua, ctx, other), action, other.clone())
-        }
-    };
-    let reply = run(state, parsed.as_ref().map_err(Clone::clone));
-    to_lua::result(lua, &ctx.array_mt, &reply, action, echo, state)
+    let args = Args::read(lua, ctx, params)?;
+    let reply = run(state, args.parsed.as_ref().map_err(Clone::clone));
+    args.result(lua, ctx, &reply, state)
+}
+
+/// A call's arguments, read from Lua before the list is touched: the checked value, and
+/// what the result echoes (`details.action`, `details.params`).
+struct Args {
+    parsed: Result<Value, Error>,
+    action: LuaValue,
+    echo: LuaValue,
+}
+
+impl Args {
+    fn read(lua: &Lua, ctx: &Ctx, params: LuaValue) -> mlua::Result<Args> {
+        Ok(match &params {
+            LuaValue::String(s) => {
+                let parsed = parse(&s.as_bytes());
+                let echo = match &parsed {
+                    Ok(v) => to_lua::json(lua, &ctx.array_mt, v)?,
+                    Err(_) => LuaValue::Table(lua.create_table()?),
+                };
+                let action = match &parsed {
+                    Ok(Value::Object(m)) => match m.get("action") {
+                        Some(a) => to_lua::json(lua, &ctx.array_mt, a)?,
+                        None => LuaValue::Nil,
+                    },
+                    _ => LuaValue::Nil,
+                };
+                Args {
+                    parsed,
+                    action,
+                    echo,
+                }
+            }
+            other => {
+                let action = match other {
+                    LuaValue::Table(t) => t.raw_get("action").unwrap_or(LuaValue::Nil),
+                    _ => LuaValue::Nil,
+                };
+                Args {
+                    parsed: from_lua::params(lua, ctx, other),
+                    action,
+                    echo: other.clone(),
+                }
+            }
+        })
+    }
+
+    fn result(self, lua: &Lua, ctx: &Ctx, reply: &Reply, state: &State) -> mlua::Result<Table> {
+        to_lua::result(lua, &ctx.array_mt, reply, self.action, self.echo, state)
+    }
 }
 
 /// Arguments as JSON text: the same call, with the result as JSON text.
@@ -56,39 +91,121 @@ pub fn call_json(state: &mut State, text: &[u8]) -> Vec<u8> {
     crate::call::call_json(state, text)
 }
 
+/// A call that changes a list, from start to end; `None` while another one on the same
+/// list is under way. A call can be re-entered from Lua code that runs in its middle: a
+/// finalizer run by one of its allocations (Lua 5.4; LuaJIT and 5.1 hold the collector,
+/// see `CollectorHold`) or a host's metamethod. The re-entrant call is answered without
+/// touching the list (in-band for a tool call), so the outer one finishes on the list it
+/// started with.
+///
+/// Borrows of the list itself are short: shared to read it, mutable only while the reducer
+/// runs, which is plain Rust where no Lua code can run.
+struct Call {
+    ud: AnyUserData,
+}
+
+impl Call {
+    fn enter(ud: &AnyUserData) -> mlua::Result<Option<Call>> {
+        let list = ud.borrow::<List>()?;
+        if list.busy.replace(true) {
+            return Ok(None);
+        }
+        Ok(Some(Call { ud: ud.clone() }))
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if let Ok(list) = self.ud.borrow::<List>() {
+            list.busy.set(false);
+        }
+    }
+}
+
+/// The in-band reply to a tool call that found its list busy.
+fn busy() -> Reply {
+    Reply::error(Error::Busy.to_string())
+}
+
 impl UserData for List {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("apply", |lua, this, params: LuaValue| {
-            guarded("list:apply", || {
+        // `apply`, `apply_json` and `replace` take the handle rather than a borrow of it
+        // (`add_method_mut`): mlua would hold that borrow, and the one closure every list
+        // shares, for the whole call, so any re-entrant call raised (see `Call`).
+        m.add_function("apply", |lua, (ud, params): (AnyUserData, LuaValue)| {
+            guarded(lua, "list:apply", || {
                 let ctx = Ctx::get(lua)?;
-                call(lua, &ctx, &mut this.state, params)
+                let call = Call::enter(&ud)?;
+                let args = Args::read(lua, &ctx, params)?;
+                let reply = match &call {
+                    Some(_) => {
+                        let mut list = ud.borrow_mut::<List>()?;
+                        run(&mut list.state, args.parsed.as_ref().map_err(Clone::clone))
+                    }
+                    None => busy(),
+                };
+                let list = ud.borrow::<List>()?;
+                args.result(lua, &ctx, &reply, &list.state)
             })
         });
-        m.add_method_mut("apply_json", |lua, this, text: mlua::LuaString| {
-            guarded("list:apply_json", || {
-                lua.create_string(call_json(&mut this.state, &text.as_bytes()))
-            })
-        });
+        m.add_function(
+            "apply_json",
+            |lua, (ud, text): (AnyUserData, mlua::LuaString)| {
+                guarded(lua, "list:apply_json", || {
+                    let text = text.as_bytes();
+                    let out = match Call::enter(&ud)? {
+                        Some(_call) => call_json(&mut ud.borrow_mut::<List>()?.state, &text),
+                        None => {
+                            let reply = busy();
+                            let echo = parse(&text).unwrap_or_else(|_| Value::Object(Map::new()));
+                            let list = ud.borrow::<List>()?;
+                            let mut out = Vec::new();
+                            crate::json::write_result(
+                                &mut out,
+                                &reply.text,
+                                reply.error.as_deref(),
+                                &echo,
+                                &list.state,
+                            );
+                            out
+                        }
+                    };
+                    lua.create_string(out)
+                })
+            },
+        );
         m.add_method("state", |lua, this, ()| {
-            let ctx = Ctx::get(lua)?;
-            to_lua::state(lua, &ctx.array_mt, &this.state)
+            guarded(lua, "list:state", || {
+                let ctx = Ctx::get(lua)?;
+                to_lua::state(lua, &ctx.array_mt, &this.state)
+            })
         });
         m.add_method("state_json", |lua, this, ()| {
-            lua.create_string(serde_json::to_vec(&this.state).unwrap_or_default())
+            guarded(lua, "list:state_json", || {
+                lua.create_string(serde_json::to_vec(&this.state).unwrap_or_default())
+            })
         });
-        m.add_method_mut("replace", |lua, this, state: LuaValue| {
-            let ctx = Ctx::get(lua)?;
-            this.state = super::state_arg(lua, &ctx, &state, "replace")?;
-            Ok(())
+        m.add_function("replace", |lua, (ud, state): (AnyUserData, LuaValue)| {
+            guarded(lua, "list:replace", || {
+                let ctx = Ctx::get(lua)?;
+                let Some(_call) = Call::enter(&ud)? else {
+                    return Err(super::api_error("list:replace", Error::Busy));
+                };
+                let state = super::state_arg(lua, &ctx, &state, "replace")?;
+                ud.borrow_mut::<List>()?.state = state;
+                Ok(())
+            })
         });
         m.add_method("next_id", |_, this, ()| Ok(this.state.next_id));
         m.add_meta_method("__len", |_, this, ()| Ok(this.state.tasks.len()));
-        m.add_meta_method("__tostring", |_, this, ()| {
-            Ok(format!(
-                "rpiv_todo.list ({} tasks, nextId {})",
-                this.state.tasks.len(),
-                this.state.next_id
-            ))
+        m.add_meta_method("__tostring", |lua, this, ()| {
+            guarded(lua, "list:__tostring", || {
+                lua.create_string(format!(
+                    "rpiv_todo.list ({} tasks, nextId {})",
+                    this.state.tasks.len(),
+                    this.state.next_id
+                ))
+            })
         });
     }
 }

@@ -144,13 +144,72 @@ pub struct ApiError {
     source: Error,
 }
 
-/// Run `f`, turning a panic (a bug) into a Lua error instead of unwinding into Lua.
-fn guarded<R>(func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
+/// The body of every native entry point. While `f` runs the collector is held (see
+/// `CollectorHold`), and a panic (a bug) becomes a Lua error instead of unwinding into
+/// Lua. Whatever the call returns that Lua must allocate is made inside `f`, under the hold.
+fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
+    let _hold = CollectorHold::new(lua);
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
         Err(mlua::Error::runtime(format!(
             "rpiv_todo.core.{func}: internal error"
         )))
     })
+}
+
+/// Keeps the garbage collector from running finalizers while native code runs.
+///
+/// In LuaJIT and Lua 5.1 an error raised by a `__gc` metamethod propagates out of
+/// whatever allocation ran the collector step. Inside a native call that allocation may be
+/// one mlua makes outside a protected call, and the error then unwinds through Rust
+/// frames: LuaJIT aborts the process ("Rust cannot catch foreign exceptions"), Lua 5.1
+/// longjmps past them (leaked borrows, a hung or confused interpreter). With the collector
+/// stopped for the duration no finalizer can run in here; the pending ones run at the
+/// next allocation in Lua code, where their errors are ordinary Lua errors.
+/// Lua 5.4 reports finalizer errors as warnings and never propagates them: no hold there.
+///
+/// The collector's state is restored: a collector the host had stopped stays stopped.
+/// PUC Lua 5.1 cannot say whether it runs (`LUA_GCISRUNNING` is LuaJIT's and 5.2's), so
+/// there it is assumed to run and is restarted afterwards.
+struct CollectorHold {
+    #[cfg(any(feature = "lua51", feature = "luajit"))]
+    restart: Option<mlua::Thread>,
+}
+
+impl CollectorHold {
+    #[cfg(any(feature = "lua51", feature = "luajit"))]
+    fn new(lua: &Lua) -> CollectorHold {
+        use mlua::ffi;
+        /// `lua_gc` option of LuaJIT 2.1 and Lua 5.2+; PUC 5.1 answers -1 (unknown option).
+        const LUA_GCISRUNNING: std::ffi::c_int = 9;
+        let thread = lua.current_thread();
+        // SAFETY: `thread` keeps the state alive; neither option allocates or raises.
+        let running = unsafe {
+            let l = thread.state();
+            let running = ffi::lua_gc(l, LUA_GCISRUNNING, 0) != 0;
+            if running {
+                ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
+            }
+            running
+        };
+        CollectorHold {
+            restart: running.then_some(thread),
+        }
+    }
+
+    #[cfg(not(any(feature = "lua51", feature = "luajit")))]
+    fn new(_lua: &Lua) -> CollectorHold {
+        CollectorHold {}
+    }
+}
+
+#[cfg(any(feature = "lua51", feature = "luajit"))]
+impl Drop for CollectorHold {
+    fn drop(&mut self) {
+        if let Some(thread) = &self.restart {
+            // SAFETY: as in `new`.
+            unsafe { mlua::ffi::lua_gc(thread.state(), mlua::ffi::LUA_GCRESTART, 0) };
+        }
+    }
 }
 
 /// The `rpiv_todo.core` table.
@@ -166,7 +225,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     core.set(
         "apply",
         lua.create_function(|lua, (state, params): (LuaValue, LuaValue)| {
-            guarded("apply", || {
+            guarded(lua, "apply", || {
                 let ctx = Ctx::get(lua)?;
                 let mut s = state_arg(lua, &ctx, &state, "apply")?;
                 let result = list::call(lua, &ctx, &mut s, params)?;
@@ -183,16 +242,16 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     core.set(
         "list",
         lua.create_function(|lua, state: LuaValue| {
-            guarded("list", || {
+            guarded(lua, "list", || {
                 let ctx = Ctx::get(lua)?;
-                Ok(List::new(state_arg(lua, &ctx, &state, "list")?))
+                lua.create_userdata(List::new(state_arg(lua, &ctx, &state, "list")?))
             })
         })?,
     )?;
     core.set(
         "replay",
         lua.create_function(|lua, entries: LuaValue| {
-            guarded("replay", || {
+            guarded(lua, "replay", || {
                 let ctx = Ctx::get(lua)?;
                 replay(lua, &ctx, &entries)
             })
@@ -204,10 +263,12 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     core.set(
         "sanitize",
         lua.create_function(|lua, text: mlua::LuaString| {
-            let bytes = text.as_bytes();
-            // Non-UTF-8 bytes are replaced, never passed through to a terminal.
-            let s = String::from_utf8_lossy(&bytes);
-            lua.create_string(crate::sanitize::sanitize(&s).as_bytes())
+            guarded(lua, "sanitize", || {
+                let bytes = text.as_bytes();
+                // Non-UTF-8 bytes are replaced, never passed through to a terminal.
+                let s = String::from_utf8_lossy(&bytes);
+                lua.create_string(crate::sanitize::sanitize(&s).as_bytes())
+            })
         })?,
     )?;
     core.set(
@@ -222,10 +283,12 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         "truncate",
         lua.create_function(
             |lua, (text, width, ellipsis): (mlua::LuaString, usize, Option<mlua::LuaString>)| {
-                let s = String::from_utf8_lossy(&text.as_bytes()).into_owned();
-                let e = ellipsis.map(|e| String::from_utf8_lossy(&e.as_bytes()).into_owned());
-                let out = crate::width::truncate(&s, width, e.as_deref().unwrap_or("…"));
-                lua.create_string(out.as_bytes())
+                guarded(lua, "truncate", || {
+                    let s = String::from_utf8_lossy(&text.as_bytes()).into_owned();
+                    let e = ellipsis.map(|e| String::from_utf8_lossy(&e.as_bytes()).into_owned());
+                    let out = crate::width::truncate(&s, width, e.as_deref().unwrap_or("…"));
+                    lua.create_string(out.as_bytes())
+                })
             },
         )?,
     )?;

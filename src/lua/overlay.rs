@@ -34,10 +34,14 @@ impl UserData for Live {
             Ok(())
         });
         m.add_method("hidden", |lua, this, ()| {
-            lua.create_sequence_from(this.0.hidden_ids())
+            guarded(lua, "overlay_live:hidden", || {
+                lua.create_sequence_from(this.0.hidden_ids())
+            })
         });
         m.add_method("shown", |lua, this, ()| {
-            lua.create_sequence_from(this.0.shown_ids())
+            guarded(lua, "overlay_live:shown", || {
+                lua.create_sequence_from(this.0.shown_ids())
+            })
         });
         m.add_meta_method("__tostring", |_, this, ()| {
             Ok(format!(
@@ -53,7 +57,9 @@ impl UserData for Live {
 pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     core.set(
         "overlay_live",
-        lua.create_function(|_, ()| Ok(Live::default()))?,
+        lua.create_function(|lua, ()| {
+            guarded(lua, "overlay_live", || lua.create_userdata(Live::default()))
+        })?,
     )?;
     core.set(
         "overlay_view",
@@ -66,7 +72,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
                 Option<bool>,
                 Option<bool>,
             )| {
-                guarded("overlay_view", || {
+                guarded(lua, "overlay_view", || {
                     view(
                         lua,
                         &source,
@@ -83,7 +89,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
         "overlay_layout",
         lua.create_function(
             |lua, (state, budget, retired): (LuaValue, f64, Option<Table>)| {
-                guarded("overlay_layout", || {
+                guarded(lua, "overlay_layout", || {
                     layout(lua, &state, budget_of(Some(budget)), retired)
                 })
             },
