@@ -876,7 +876,7 @@ end
 #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
 pub fn walk_in_lua(lua: &Lua, native: mlua::Function) -> mlua::Result<mlua::Function> {
     let snapshot = lua.create_function(|lua, (tasks, next): (LuaValue, LuaValue)| {
-        super::guarded("replay", || {
+        super::guarded(lua, "replay", || {
             let ctx = Ctx::get(lua)?;
             raw::snapshot_table(lua, &ctx, &tasks, &next)
         })

@@ -20,7 +20,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     core.set(
         "save",
         lua.create_function(|lua, (path, state): (LuaValue, LuaValue)| {
-            guarded("save", || {
+            guarded(lua, "save", || {
                 let path = path_arg(&path, "save")?;
                 let saved = match &state {
                     LuaValue::Nil => {
@@ -46,7 +46,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     core.set(
         "load",
         lua.create_function(|lua, path: LuaValue| {
-            guarded("load", || {
+            guarded(lua, "load", || {
                 let path = path_arg(&path, "load")?;
                 match store::load(&path) {
                     Ok(state) => {
@@ -62,7 +62,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     core.set(
         "save_locale",
         lua.create_function(|lua, (path, code): (LuaValue, mlua::LuaString)| {
-            guarded("save_locale", || {
+            guarded(lua, "save_locale", || {
                 let path = path_arg(&path, "save_locale")?;
                 let code = String::from_utf8_lossy(&code.as_bytes()).into_owned();
                 let saved = store::save_locale(&path, &code);
