@@ -244,4 +244,24 @@ do
   H.row("live paint per tool call (ov:render(session)), budget 11", mine, theirs)
 end
 
+-- One update with 200,000 ids against 20,000 tasks (issue 9, item 2: the blockedBy merge
+-- was quadratic, seconds per call). Includes loading the list from its JSON text.
+do
+  local tasks = {}
+  for k = 1, 20000 do
+    tasks[k] = { id = k, subject = "t" .. k, status = "pending" }
+  end
+  local state = cjson.encode({ tasks = tasks, nextId = 20001 })
+  local adds, removes = {}, {}
+  for i = 0, 199999 do
+    adds[i + 1] = i % 19999 + 1
+    removes[i + 1] = 20001 + i
+  end
+  local text = cjson.encode({ action = "update", id = 20000, addBlockedBy = adds, removeBlockedBy = removes })
+  local mine = H.best(function()
+    core.list(state):apply_json(text)
+  end, nil, 1)
+  H.row("update with 200,000 ids, 20,000 tasks, JSON text", mine)
+end
+
 return M

@@ -4,15 +4,17 @@
 use crate::task::{Id, State};
 
 /// Would making `task` wait on each of `new_deps` close a cycle? True when `task` is
-/// already reachable from one of them by following `blockedBy` edges.
+/// already reachable from one of them by following `blockedBy` edges. Each task is
+/// visited once: linear in the list and the new edges.
 pub fn would_cycle(state: &State, task: Id, new_deps: &[Id]) -> bool {
+    let index = state.index();
     let mut seen = vec![false; state.tasks.len()];
     let mut stack: Vec<Id> = new_deps.to_vec();
     while let Some(id) = stack.pop() {
         if id == task {
             return true;
         }
-        let Some(pos) = state.position(id) else {
+        let Some(pos) = index.position(id) else {
             continue;
         };
         if std::mem::replace(&mut seen[pos], true) {

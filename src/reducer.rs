@@ -1,6 +1,7 @@
 //! The reducer: one tool call against the list. Every check runs before the list is
 //! touched, so a rejected call leaves it exactly as it was.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 
 use serde_json::{Map, Value};
@@ -60,8 +61,9 @@ fn create(state: &mut State, p: &Params) -> Step {
         _ => return Err("subject required for create".into()),
     };
     let deps = p.blocked_by.as_deref().unwrap_or(&[]);
+    let index = state.index();
     for &dep in deps {
-        match state.get(dep) {
+        match index.get(dep) {
             None => return Err(format!("blockedBy: #{dep} not found")),
             Some(t) if t.status == Status::Deleted => {
                 return Err(format!("blockedBy: #{dep} is deleted"))
@@ -121,11 +123,12 @@ fn update(state: &mut State, p: &Params) -> Step {
             ));
         }
     }
+    let index = state.index();
     for &dep in adds {
         if dep == id {
             return Err(format!("cannot block #{id} on itself"));
         }
-        match state.get(dep) {
+        match index.get(dep) {
             None => return Err(format!("addBlockedBy: #{dep} not found")),
             Some(t) if t.status == Status::Deleted => {
                 return Err(format!("addBlockedBy: #{dep} is deleted"))
@@ -157,11 +160,16 @@ fn update(state: &mut State, p: &Params) -> Step {
         after.metadata = merge_metadata(after.metadata.take(), patch);
     }
     if !adds.is_empty() || !removes.is_empty() {
-        // Removals first, then additions that are not already there.
+        // Removals first, then additions that are not already there. Sets for membership:
+        // a model can send hundreds of thousands of ids in one call.
         let mut deps = after.blocked_by.take().unwrap_or_default();
-        deps.retain(|d| !removes.contains(d));
+        if !removes.is_empty() {
+            let removes: HashSet<Id> = removes.iter().copied().collect();
+            deps.retain(|d| !removes.contains(d));
+        }
+        let mut present: HashSet<Id> = deps.iter().copied().collect();
         for &d in adds {
-            if !deps.contains(&d) {
+            if present.insert(d) {
                 deps.push(d);
             }
         }
@@ -458,6 +466,42 @@ mod tests {
             json!({"action": "update", "id": 3, "removeBlockedBy": [1, 2]}),
         );
         assert_eq!(s.tasks[2].blocked_by, None);
+    }
+
+    #[test]
+    fn a_call_with_200_000_ids_finishes_well_under_a_second() {
+        // Issue 9, item 2: membership in the blockedBy merge was a scan per id, so one call
+        // like this took seconds (minutes with more distinct ids). The bound is generous on
+        // purpose (a debug build on a shared machine); it exists to catch the quadratic case.
+        let n: Id = 20_000;
+        let mut s = State {
+            tasks: (1..=n).map(|k| Task::new(k, format!("t{k}"))).collect(),
+            next_id: n + 1,
+        };
+        let adds: Vec<Value> = (0..200_000).map(|i| Value::from(i % (n - 1) + 1)).collect();
+        let removes: Vec<Value> = (0..200_000).map(|i| Value::from(n + 1 + i)).collect();
+        let update = Params::from_value(
+            &json!({"action": "update", "id": n, "addBlockedBy": adds, "removeBlockedBy": removes}),
+        )
+        .unwrap();
+        let create =
+            Params::from_value(&json!({"action": "create", "subject": "c", "blockedBy": adds}))
+                .unwrap();
+        let start = std::time::Instant::now();
+        assert_eq!(apply(&mut s, &update).text, format!("Updated #{n}"));
+        assert_eq!(
+            apply(&mut s, &create).text,
+            format!("Created #{}: c (pending)", n + 1)
+        );
+        let elapsed = start.elapsed();
+        assert!(
+            elapsed < std::time::Duration::from_secs(2),
+            "two calls with 200,000 ids took {elapsed:?}"
+        );
+        // Additions keep their first-seen order without duplicates; create keeps them all.
+        let merged = s.tasks[n as usize - 1].blocked_by().to_vec();
+        assert_eq!(merged, (1..n).collect::<Vec<Id>>());
+        assert_eq!(s.tasks[n as usize].blocked_by().len(), 200_000);
     }
 
     #[test]

@@ -144,6 +144,42 @@ impl State {
     pub fn get(&self, id: Id) -> Option<&Task> {
         self.position(id).map(|i| &self.tasks[i])
     }
+
+    /// Positions by id for many lookups in one call: a binary search on a sorted list (what
+    /// the reducer writes), a hash map otherwise, so that no lookup scans the list.
+    pub fn index(&self) -> Index<'_> {
+        let sorted = self.tasks.windows(2).all(|w| w[0].id < w[1].id);
+        let map = (!sorted).then(|| {
+            let mut map = std::collections::HashMap::with_capacity(self.tasks.len());
+            for (i, t) in self.tasks.iter().enumerate() {
+                // The first task with an id wins, as a scan would find it.
+                map.entry(t.id).or_insert(i);
+            }
+            map
+        });
+        Index { state: self, map }
+    }
+}
+
+/// See [`State::index`].
+pub struct Index<'a> {
+    state: &'a State,
+    map: Option<std::collections::HashMap<Id, usize>>,
+}
+
+impl Index<'_> {
+    /// Position of the task with `id`, as [`State::position`] finds it.
+    pub fn position(&self, id: Id) -> Option<usize> {
+        match &self.map {
+            Some(map) => map.get(&id).copied(),
+            None => self.state.tasks.binary_search_by_key(&id, |t| t.id).ok(),
+        }
+    }
+
+    /// The task with `id`, tombstones included.
+    pub fn get(&self, id: Id) -> Option<&Task> {
+        self.position(id).map(|i| &self.state.tasks[i])
+    }
 }
 
 #[cfg(test)]
