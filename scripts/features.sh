@@ -50,7 +50,7 @@ features_steps() {
     # links the system Lua through pkg-config, so whether it gets as far as the crate's
     # "pick a link mode" error depends on which -dev packages the machine has.
     local exclusive='mutually exclusive|cannot be combined'
-    local one_flavour='only one of the features|exactly one Lua flavour|pick a Lua flavour'
+    local one_flavour='only one of the features|No Lua feature enabled|exactly one Lua flavour|pick a Lua flavour'
     step "refused: module + vendored" expect_compile_error module,vendored,lua54 "$exclusive"
     step "refused: two flavours (lua54 + luajit)" expect_compile_error lua54,luajit,vendored "$one_flavour"
     step "refused: two flavours as a module (lua51 + luajit)" expect_compile_error module,lua51,luajit "$one_flavour"
