@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::graph;
 use crate::params::{Action, Params};
-use crate::sanitize::{js_trim_is_empty, sanitize};
+use crate::sanitize::{display, js_trim_is_empty};
 use crate::task::{Id, State, Status, Task};
 
 /// What a call says back: the text for `content[0].text`, and the bare message when the
@@ -26,8 +26,10 @@ impl Reply {
         Reply { text, error: None }
     }
 
-    /// A rejected call's reply: `Error: <message>`.
+    /// A rejected call's reply: `Error: <message>`. The message can name what the model
+    /// wrote (a metadata key in a field path, say), so it is made fit for display.
     pub fn error(message: String) -> Reply {
+        let message = display(&message).into_owned();
         Reply {
             text: format!("Error: {message}"),
             error: Some(message),
@@ -79,11 +81,7 @@ fn create(state: &mut State, p: &Params) -> Step {
     task.owner = non_empty(&p.owner);
     task.blocked_by = (!deps.is_empty()).then(|| deps.to_vec());
     task.metadata = p.metadata.clone();
-    let text = format!(
-        "Created #{}: {} (pending)",
-        task.id,
-        sanitize(&task.subject)
-    );
+    let text = format!("Created #{}: {} (pending)", task.id, display(&task.subject));
     state.tasks.push(task);
     state.next_id += 1;
     Ok(Reply::ok(text))
@@ -244,11 +242,11 @@ fn list(state: &State, p: &Params) -> Reply {
         text.push_str("] #");
         push_int(&mut text, t.id);
         text.push(' ');
-        text.push_str(&sanitize(&t.subject));
+        text.push_str(&display(&t.subject));
         if t.status == Status::InProgress {
             if let Some(a) = t.active_form.as_deref().filter(|a| !a.is_empty()) {
                 text.push_str(" (");
-                text.push_str(&sanitize(a));
+                text.push_str(&display(a));
                 text.push(')');
             }
         }
@@ -296,9 +294,9 @@ fn push_int(out: &mut String, n: Id) {
 fn get(state: &State, p: &Params) -> Step {
     let id = required_id(p, "get")?;
     let t = &state.tasks[find(state, id)?];
-    let mut text = format!("#{} [{}] {}", t.id, t.status.as_str(), sanitize(&t.subject));
+    let mut text = format!("#{} [{}] {}", t.id, t.status.as_str(), display(&t.subject));
     fn present(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
-        s.as_deref().filter(|s| !s.is_empty()).map(sanitize)
+        s.as_deref().filter(|s| !s.is_empty()).map(display)
     }
     if let Some(d) = present(&t.description) {
         let _ = write!(text, "\n  description: {d}");
@@ -329,10 +327,7 @@ fn delete(state: &mut State, p: &Params) -> Step {
         return Err(format!("#{id} is already deleted"));
     }
     t.status = Status::Deleted;
-    Ok(Reply::ok(format!(
-        "Deleted #{id}: {}",
-        sanitize(&t.subject)
-    )))
+    Ok(Reply::ok(format!("Deleted #{id}: {}", display(&t.subject))))
 }
 
 fn clear(state: &mut State) -> Reply {

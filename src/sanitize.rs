@@ -57,6 +57,20 @@ pub fn sanitize(input: &str) -> Cow<'_, str> {
     Cow::Owned(tail.finish())
 }
 
+/// What people see: `sanitize`, and U+061C ARABIC LETTER MARK dropped as well. The
+/// original's list of bidi controls misses it (a recorded case keeps it, so `sanitize`
+/// and `core.sanitize` do too); replies, the overlay and `/todos` go through this instead,
+/// so every Bidi_Control character is gone from what a person reads.
+pub fn display(input: &str) -> Cow<'_, str> {
+    const ALM: char = '\u{61c}';
+    match sanitize(input) {
+        Cow::Borrowed(s) if !s.contains(ALM) => Cow::Borrowed(s),
+        Cow::Borrowed(s) => Cow::Owned(s.replace(ALM, "")),
+        Cow::Owned(s) if s.contains(ALM) => Cow::Owned(s.replace(ALM, "")),
+        owned => owned,
+    }
+}
+
 /// True when JavaScript's `String.prototype.trim()` would return "" for `s`.
 pub fn js_trim_is_empty(s: &str) -> bool {
     s.chars().all(is_js_whitespace)
@@ -389,6 +403,14 @@ mod tests {
                 "\u{61c}\u{200b}\u{200d}\u{2065}\u{206a}\u{a0}",
             ),
         ]);
+    }
+
+    #[test]
+    fn display_also_drops_the_arabic_letter_mark() {
+        assert_eq!(sanitize("a\u{61c}b"), "a\u{61c}b");
+        assert_eq!(display("a\u{61c}b"), "ab");
+        assert_eq!(display("\u{1b}[31m\u{61c}\u{202e}x\u{61c}"), "x");
+        assert!(matches!(display("plain"), Cow::Borrowed("plain")));
     }
 
     #[test]

@@ -30,7 +30,7 @@ H.num = common.num
 ---@param text string
 ---@return string
 function H.sanitize(text)
-  return require("rpiv_todo.native").sanitize(text)
+  return require("rpiv_todo.native").sanitize_display(text)
 end
 
 ---A task's row: `  ○ #4 Subject (activeForm)    ⛓ #1,#2`.

@@ -137,7 +137,7 @@ fn api_error(func: &str, e: Error) -> mlua::Error {
 
 /// A misuse of the Lua API, named after the function; the crate error is its source.
 #[derive(Debug, thiserror::Error)]
-#[error("rpiv_todo.core.{func}: {source}")]
+#[error("rpiv_todo.core.{func}: {}", crate::sanitize::display(&.source.to_string()))]
 pub struct ApiError {
     func: String,
     #[source]
@@ -268,6 +268,16 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
                 // Non-UTF-8 bytes are replaced, never passed through to a terminal.
                 let s = String::from_utf8_lossy(&bytes);
                 lua.create_string(crate::sanitize::sanitize(&s).as_bytes())
+            })
+        })?,
+    )?;
+    core.set(
+        "sanitize_display",
+        lua.create_function(|lua, text: mlua::LuaString| {
+            guarded(lua, "sanitize_display", || {
+                let bytes = text.as_bytes();
+                let s = String::from_utf8_lossy(&bytes);
+                lua.create_string(crate::sanitize::display(&s).as_bytes())
             })
         })?,
     )?;

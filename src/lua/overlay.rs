@@ -324,11 +324,11 @@ unsafe fn push_row(l: L, keys: &RowKeys, t: &Task, with_task: bool) {
     ffi::lua_pushvalue(l, keys.status(t.status));
     ffi::lua_rawset(l, -3);
     ffi::lua_pushvalue(l, keys.key(2));
-    to_lua::push_str(l, &crate::sanitize::sanitize(&t.subject));
+    to_lua::push_str(l, &crate::sanitize::display(&t.subject));
     ffi::lua_rawset(l, -3);
     if let Some(f) = form {
         ffi::lua_pushvalue(l, keys.key(3));
-        to_lua::push_str(l, &crate::sanitize::sanitize(f));
+        to_lua::push_str(l, &crate::sanitize::display(f));
         ffi::lua_rawset(l, -3);
     }
     if !blocked.is_empty() {

@@ -7,4 +7,5 @@ mod core;
 mod i18n;
 mod layer;
 mod overlay;
+mod reliability;
 mod store;

@@ -79,6 +79,12 @@ function core.replay(entries) end
 ---@return string
 function core.sanitize(text) end
 
+---`core.sanitize`, and U+061C (ARABIC LETTER MARK) dropped too: for what people see
+---(the overlay, `/todos`). `core.sanitize` keeps the original's exact behaviour.
+---@param text string
+---@return string
+function core.sanitize_display(text) end
+
 ---Terminal columns of `text` (escape sequences 0, wide characters and emoji 2).
 ---@param text string
 ---@return integer

@@ -60,7 +60,7 @@ function M.sanitize(text)
   if clean == nil then
     -- Printable ASCII is what sanitize leaves untouched; skip the native call for it.
     if text:find("[^\32-\126]") then
-      clean = H.core().sanitize(text)
+      clean = H.core().sanitize_display(text)
     else
       clean = text
     end
