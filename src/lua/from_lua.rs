@@ -709,7 +709,8 @@ pub(super) mod raw {
         #[cfg(not(feature = "lua54"))]
         {
             let n = ffi::lua_tonumber(l, idx);
-            if (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&n) {
+            // [-2^63, 2^63): the doubles that convert to an i64 without saturating.
+            if (i64::MIN as f64..-(i64::MIN as f64)).contains(&n) {
                 let i = n as i64;
                 if (i as f64).to_bits() == n.to_bits() {
                     return Some(Value::from(i));
