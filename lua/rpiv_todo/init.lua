@@ -150,6 +150,10 @@ function H.check_overlay(value)
   return theme, layout
 end
 
+-- The tallest panel setup accepts. Far beyond any screen (expanded mode shows everything),
+-- and small enough that every flavour and host converts it exactly (1e300 did not).
+H.MAX_WIDGET_LINES = 1000000
+
 H.known_keys = { guidance = true, max_widget_lines = true, collapse_key = true, locale = true, overlay = true }
 
 ---Configure the tool. Strict: a wrong type, an invalid value or an unknown key raises
@@ -178,8 +182,8 @@ function M.setup(opts)
   local theme, layout = nil, nil
   local lines = opts.max_widget_lines
   if lines ~= nil then
-    if type(lines) ~= "number" or lines ~= math.floor(lines) or lines < 3 or lines == math.huge then
-      H.fail("max_widget_lines", "expected an integer >= 3" .. H.got(lines))
+    if type(lines) ~= "number" or lines ~= math.floor(lines) or lines < 3 or lines > H.MAX_WIDGET_LINES then
+      H.fail("max_widget_lines", "expected an integer >= 3 and <= " .. H.MAX_WIDGET_LINES .. H.got(lines))
     end
     config.max_widget_lines = lines
   end

@@ -202,6 +202,8 @@ H.bad_setups = {
   { "max_widget_lines", { max_widget_lines = "12" } },
   { "max_widget_lines", { max_widget_lines = 1 / 0 } },
   { "max_widget_lines", { max_widget_lines = 0 / 0 } },
+  { "max_widget_lines", { max_widget_lines = 1e300 } },
+  { "max_widget_lines", { max_widget_lines = 1000001 } },
   { "collapse_key", { collapse_key = "" } },
   { "collapse_key", { collapse_key = "ctrl+ctrl+t" } },
   { "collapse_key", { collapse_key = "hyper+t" } },
@@ -258,6 +260,22 @@ T.test("every invalid setup value raises naming its key", function()
       "case " .. n .. ": " .. T.show(tostring(err)) .. " lacks (rpiv_todo) " .. key .. ":"
     )
   end
+end)
+
+T.test("max_widget_lines is bounded, and the bound renders", function()
+  T.raises(function()
+    todo.setup({ max_widget_lines = 1e300 })
+  end, "(rpiv_todo) max_widget_lines: expected an integer >= 3 and <= 1000000, got number 1e+300")
+  todo.setup({ max_widget_lines = 1000000 })
+  local list = require("rpiv_todo.core").list()
+  for i = 1, 30 do
+    list:apply({ action = "create", subject = "task " .. i })
+  end
+  -- The heading, all 30 rows (nothing cut) and the closing blank line.
+  local lines = todo.overlay.render(list, { width = 80 })
+  T.eq(#lines, 32)
+  T.ok(tostring(lines[31]):find("task 30", 1, true), "last row: " .. T.show(lines[31]))
+  todo.setup({})
 end)
 
 T.test("a rejected setup changes nothing", function()
