@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::json::TaskJson;
 use crate::params::Params;
 use crate::reducer::{self, Reply};
 use crate::task::State;
@@ -28,16 +29,29 @@ pub fn run(state: &mut State, parsed: Result<&Value, Error>) -> Reply {
 /// Arguments as JSON text, the whole result `{ content, details }` as JSON text. Text that
 /// does not parse is echoed as `{}`.
 pub fn call_json(state: &mut State, text: &[u8]) -> Vec<u8> {
-    let (reply, echo) = match parse(text) {
+    let (reply, echo) = reduce_json(state, text);
+    let mut out = Vec::with_capacity(result_capacity(state));
+    crate::json::write_result(&mut out, &reply.text, reply.error.as_deref(), &echo, state);
+    out
+}
+
+/// `call_json` for a list that keeps its tasks' JSON text between calls (`TaskJson`):
+/// the same bytes, written mostly by copying.
+pub fn call_json_cached(state: &mut State, cache: &mut TaskJson, text: &[u8]) -> Vec<u8> {
+    let (reply, echo) = reduce_json(state, text);
+    let mut out = Vec::with_capacity(result_capacity(state));
+    cache.write_result(&mut out, &reply.text, reply.error.as_deref(), &echo, state);
+    out
+}
+
+fn reduce_json(state: &mut State, text: &[u8]) -> (Reply, Value) {
+    match parse(text) {
         Ok(value) => (run(state, Ok(&value)), value),
         Err(e) => (
             Reply::error(e.to_string()),
             Value::Object(Default::default()),
         ),
-    };
-    let mut out = Vec::with_capacity(result_capacity(state));
-    crate::json::write_result(&mut out, &reply.text, reply.error.as_deref(), &echo, state);
-    out
+    }
 }
 
 /// Room for a result's JSON text: measured on w1, a task takes ~105 bytes, so one
@@ -74,5 +88,49 @@ mod tests {
             .unwrap()
             .starts_with("arguments: "));
         assert_eq!(s.tasks.len(), 1);
+    }
+
+    /// The cached writer gives byte for byte what serde_json gives, over every recorded
+    /// call (one list, so the cache sees creates, updates, deletes and clears).
+    #[test]
+    fn the_cached_result_is_byte_identical_on_every_recorded_call() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/reducer-traces.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (mut plain, mut cached, mut cache) =
+            (State::default(), State::default(), TaskJson::default());
+        let mut n = 0;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let trace: Value = serde_json::from_str(line).unwrap();
+            for step in trace["steps"].as_array().unwrap() {
+                let args = step["params"].to_string();
+                let want = call_json(&mut plain, args.as_bytes());
+                let got = call_json_cached(&mut cached, &mut cache, args.as_bytes());
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want)
+                );
+                n += 1;
+            }
+        }
+        assert_eq!(n, 6825);
+        // Metadata differing only in key order is a change: written again, in its order.
+        let mut s = State::default();
+        let mut cache = TaskJson::default();
+        call_json_cached(
+            &mut s,
+            &mut cache,
+            br#"{"action":"create","subject":"a","metadata":{"x":1,"y":2}}"#,
+        );
+        let out = call_json_cached(
+            &mut s,
+            &mut cache,
+            br#"{"action":"update","id":1,"metadata":{"y":2,"x":1}}"#,
+        );
+        let want = call_json(&mut s.clone(), br#"{"action":"list"}"#);
+        let tasks =
+            |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap()["details"]["tasks"].to_string();
+        assert_eq!(tasks(&out), tasks(&want));
+        assert!(tasks(&out).contains(r#"{"x":1,"y":2}"#), "{}", tasks(&out));
     }
 }

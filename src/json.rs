@@ -96,6 +96,106 @@ pub fn write_result(
     let _ = serde_json::to_writer(out, &envelope);
 }
 
+/// Each task's JSON text from the last result, reused while the task is unchanged: a call
+/// changes at most one task (`clear` and `replace` all of them), so writing a result is
+/// mostly copying bytes instead of escaping every string again. Index-aligned with the
+/// list; a task counts as unchanged only when it is identical, key order included.
+///
+/// Measured before choosing (LuaJIT 2.1, release module, w1, µs per `apply_json`, module
+/// vs the plain-Lua anchor in the same run): 7.4 vs ~26 (0.27-0.32) writing every task
+/// with serde_json, 40% of the time in `serialize_str`; with this cache see README
+/// "Performance".
+#[derive(Default)]
+pub struct TaskJson {
+    cached: Vec<(Task, Vec<u8>)>,
+}
+
+impl TaskJson {
+    /// `[task, ...]` as JSON text, appended to `out`.
+    pub fn write_tasks(&mut self, out: &mut Vec<u8>, tasks: &[Task]) {
+        self.cached.truncate(tasks.len());
+        out.push(b'[');
+        for (i, t) in tasks.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match self.cached.get_mut(i) {
+                Some((c, bytes)) if identical(c, t) => out.extend_from_slice(bytes),
+                slot => {
+                    let mut bytes = Vec::with_capacity(128);
+                    // Writing plain data to a Vec cannot fail: no map has non-string keys.
+                    let _ = serde_json::to_writer(&mut bytes, t);
+                    out.extend_from_slice(&bytes);
+                    match slot {
+                        Some(entry) => *entry = (t.clone(), bytes),
+                        None => self.cached.push((t.clone(), bytes)),
+                    }
+                }
+            }
+        }
+        out.push(b']');
+    }
+
+    /// The whole tool result, as `write_result` writes it, with the tasks from the cache.
+    pub fn write_result(
+        &mut self,
+        out: &mut Vec<u8>,
+        text: &str,
+        error: Option<&str>,
+        params: &Value,
+        state: &State,
+    ) {
+        // The envelope `write_result` derives, written by hand around the cached tasks.
+        out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+        let _ = serde_json::to_writer(&mut *out, text);
+        out.extend_from_slice(br#"}],"details":{"action":"#);
+        let _ = serde_json::to_writer(&mut *out, params.get("action").unwrap_or(&Value::Null));
+        out.extend_from_slice(br#","params":"#);
+        let _ = serde_json::to_writer(&mut *out, params);
+        out.extend_from_slice(br#","tasks":"#);
+        self.write_tasks(out, &state.tasks);
+        out.extend_from_slice(br#","nextId":"#);
+        let _ = serde_json::to_writer(&mut *out, &state.next_id);
+        if let Some(e) = error {
+            out.extend_from_slice(br#","error":"#);
+            let _ = serde_json::to_writer(&mut *out, e);
+        }
+        out.extend_from_slice(b"}}");
+    }
+}
+
+/// Equal and written the same: `Task`'s `==` compares maps without their key order.
+fn identical(a: &Task, b: &Task) -> bool {
+    fn same(x: &Value, y: &Value) -> bool {
+        match (x, y) {
+            (Value::Array(p), Value::Array(q)) => {
+                p.len() == q.len() && p.iter().zip(q).all(|(a, b)| same(a, b))
+            }
+            (Value::Object(p), Value::Object(q)) => same_maps(p, q),
+            _ => x == y,
+        }
+    }
+    fn same_maps(p: &Map<String, Value>, q: &Map<String, Value>) -> bool {
+        p.len() == q.len()
+            && p.iter()
+                .zip(q)
+                .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
+    }
+    a.id == b.id
+        && a.subject == b.subject
+        && a.status == b.status
+        && a.description == b.description
+        && a.active_form == b.active_form
+        && a.blocked_by == b.blocked_by
+        && a.owner == b.owner
+        && match (&a.metadata, &b.metadata) {
+            (None, None) => true,
+            (Some(p), Some(q)) => same_maps(p, q),
+            _ => false,
+        }
+        && same_maps(&a.extra, &b.extra)
+}
+
 /// A task from a snapshot (a replayed branch entry or a state handed over by a host).
 pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
     let field = |name: &str| format!("tasks[{at}].{name}");

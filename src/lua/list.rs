@@ -18,6 +18,8 @@ pub struct List {
     pub state: State,
     /// A call that changes the list is under way (see `Call`).
     busy: Cell<bool>,
+    /// The tasks' JSON text from the last `apply_json`, reused while they are unchanged.
+    json: crate::json::TaskJson,
 }
 
 impl List {
@@ -25,6 +27,7 @@ impl List {
         List {
             state,
             busy: Cell::new(false),
+            json: Default::default(),
         }
     }
 }
@@ -84,11 +87,6 @@ impl Args {
     fn result(self, lua: &Lua, ctx: &Ctx, reply: &Reply, state: &State) -> mlua::Result<Table> {
         to_lua::result(lua, &ctx.array_mt, reply, self.action, self.echo, state)
     }
-}
-
-/// Arguments as JSON text: the same call, with the result as JSON text.
-pub fn call_json(state: &mut State, text: &[u8]) -> Vec<u8> {
-    crate::call::call_json(state, text)
 }
 
 /// A call that changes a list, from start to end; `None` while another one on the same
@@ -154,7 +152,11 @@ impl UserData for List {
                 guarded(lua, "list:apply_json", || {
                     let text = text.as_bytes();
                     let out = match Call::enter(&ud)? {
-                        Some(_call) => call_json(&mut ud.borrow_mut::<List>()?.state, &text),
+                        Some(_call) => {
+                            let mut list = ud.borrow_mut::<List>()?;
+                            let list = &mut *list;
+                            crate::call::call_json_cached(&mut list.state, &mut list.json, &text)
+                        }
                         None => {
                             let reply = busy();
                             let echo = parse(&text).unwrap_or_else(|_| Value::Object(Map::new()));
