@@ -532,7 +532,7 @@ pub(super) mod raw {
             let at = index(l, top - 1, n);
             let task = match at {
                 Some(_) if count <= n && ffi::lua_type(l, top) == ffi::LUA_TTABLE => {
-                    task(l, names, CONSTS, top, depth + 1, true).map(|(t, _)| t)
+                    task(l, names, CONSTS, top, depth + 1)
                 }
                 _ => None,
             };
@@ -566,32 +566,22 @@ pub(super) mod raw {
         (k.fract() == 0.0 && k >= 1.0 && k <= n as f64).then_some(k as usize)
     }
 
-    /// A UTF-8 string, copied when `keep` (else only checked: an empty `String`).
-    unsafe fn text(l: L, idx: c_int, keep: bool) -> Option<String> {
+    /// A UTF-8 string, copied.
+    unsafe fn text(l: L, idx: c_int) -> Option<String> {
         if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
             return None;
         }
         let s = str(l, idx)?;
-        Some(if keep { s.to_owned() } else { String::new() })
+        Some(s.to_owned())
     }
 
     /// One task table at `depth` below the conversion root, of the plain shape: the
-    /// task's own fields only, none null, `blockedBy` non-empty. Its strings are copied
-    /// when `keep`; also returns the number of fields.
-    unsafe fn task(
-        l: L,
-        names: &Names,
-        consts: c_int,
-        idx: c_int,
-        depth: usize,
-        keep: bool,
-    ) -> Option<(Task, c_int)> {
+    /// task's own fields only, none null, `blockedBy` non-empty.
+    unsafe fn task(l: L, names: &Names, consts: c_int, idx: c_int, depth: usize) -> Option<Task> {
         let (mut id, mut subject, mut status) = (None, None, None);
         let mut t = Task::new(0, String::new());
-        let mut fields = 0;
         ffi::lua_pushnil(l);
         while ffi::lua_next(l, idx) != 0 {
-            fields += 1;
             let top = ffi::lua_gettop(l);
             let field = match ffi::lua_type(l, top - 1) {
                 ffi::LUA_TSTRING => names.which(l, top - 1),
@@ -601,11 +591,11 @@ pub(super) mod raw {
                 Some(Const::Id) => num(l, top)
                     .and_then(|v| crate::params::id("id", &v).ok())
                     .map(|i| id = Some(i)),
-                Some(Const::Subject) => text(l, top, keep).map(|s| subject = Some(s)),
+                Some(Const::Subject) => text(l, top).map(|s| subject = Some(s)),
                 Some(Const::Status) => names.status(l, top).map(|s| status = Some(s)),
-                Some(Const::Description) => text(l, top, keep).map(|s| t.description = Some(s)),
-                Some(Const::ActiveForm) => text(l, top, keep).map(|s| t.active_form = Some(s)),
-                Some(Const::Owner) => text(l, top, keep).map(|s| t.owner = Some(s)),
+                Some(Const::Description) => text(l, top).map(|s| t.description = Some(s)),
+                Some(Const::ActiveForm) => text(l, top).map(|s| t.active_form = Some(s)),
+                Some(Const::Owner) => text(l, top).map(|s| t.owner = Some(s)),
                 Some(Const::BlockedBy) => ids(l, top).map(|v| t.blocked_by = Some(v)),
                 Some(Const::Metadata) if ffi::lua_type(l, top) == ffi::LUA_TTABLE => {
                     match value(l, consts, top, depth + 1, Empty::Object, false) {
@@ -632,7 +622,7 @@ pub(super) mod raw {
         t.id = id?;
         t.subject = subject?;
         t.status = status?;
-        Some((t, fields))
+        Some(t)
     }
 
     /// A non-empty array of ids (keys exactly `1..n`).
