@@ -301,7 +301,7 @@ pub fn state_from_value(v: &Value) -> Result<State> {
         None | Some(Value::Null) => tasks.iter().map(|t| t.id).max().unwrap_or(0) + 1,
         Some(n) => params::id("nextId", n)?,
     };
-    Ok(State { tasks, next_id })
+    State { tasks, next_id }.validate()
 }
 
 #[cfg(test)]
@@ -312,7 +312,8 @@ mod tests {
     #[test]
     fn a_snapshot_round_trips_with_unknown_keys_kept() {
         let v = json!({"tasks": [{"id": 1, "subject": "s", "status": "pending", "extraKey": "kept",
-            "blockedBy": [2], "metadata": {"z": null}}], "nextId": 3});
+            "blockedBy": [2], "metadata": {"z": null}}, {"id": 2, "subject": "t", "status": "pending"}],
+            "nextId": 3});
         let s = state_from_value(&v).unwrap();
         assert_eq!(serde_json::to_value(&s).unwrap(), v);
     }

@@ -62,6 +62,14 @@ fn create(state: &mut State, p: &Params) -> Step {
         Some(s) if !js_trim_is_empty(s) => s,
         _ => return Err("subject required for create".into()),
     };
+    // The id handed out must leave a nextId a JSON number holds exactly, or the snapshot
+    // written now could not be read back.
+    if state.next_id >= crate::params::MAX_SAFE_INTEGER {
+        return Err(format!(
+            "no ids left: nextId is {}, the largest integer a JSON number holds exactly; clear the list to start again at 1",
+            state.next_id
+        ));
+    }
     let deps = p.blocked_by.as_deref().unwrap_or(&[]);
     let index = state.index();
     for &dep in deps {
@@ -497,6 +505,32 @@ mod tests {
         let merged = s.tasks[n as usize - 1].blocked_by().to_vec();
         assert_eq!(merged, (1..n).collect::<Vec<Id>>());
         assert_eq!(s.tasks[n as usize].blocked_by().len(), 200_000);
+    }
+
+    #[test]
+    fn create_at_the_id_limit_is_refused_and_everything_written_reads_back() {
+        let max = crate::params::MAX_SAFE_INTEGER;
+        let mut s = State {
+            tasks: vec![],
+            next_id: max - 1,
+        };
+        assert_eq!(
+            run(&mut s, json!({"action": "create", "subject": "last"})),
+            format!("Created #{}: last (pending)", max - 1)
+        );
+        let written = serde_json::to_value(&s).unwrap();
+        assert_eq!(crate::json::state_from_value(&written).unwrap(), s);
+        let before = s.clone();
+        assert_eq!(
+            run(&mut s, json!({"action": "create", "subject": "one too many"})),
+            format!("Error: no ids left: nextId is {max}, the largest integer a JSON number holds exactly; clear the list to start again at 1")
+        );
+        assert_eq!(s, before);
+        assert_eq!(run(&mut s, json!({"action": "clear"})), "Cleared 1 tasks");
+        assert_eq!(
+            run(&mut s, json!({"action": "create", "subject": "again"})),
+            "Created #1: again (pending)"
+        );
     }
 
     #[test]

@@ -145,6 +145,107 @@ impl State {
         self.position(id).map(|i| &self.tasks[i])
     }
 
+    /// The list's own rules, for a snapshot that did not come from this reducer: every
+    /// state a host hands over (`core.list`, `core.apply`, `list:replace`, `core.load`)
+    /// and every snapshot `core.replay` considers passes through here (via
+    /// `json::state_from_value`), so whatever replay returns, `core.list` accepts.
+    ///
+    /// Refused (the error names the problem; a host gets a Lua error, replay skips the
+    /// snapshot): an id below 1, an id that appears twice, a `blockedBy` id that is not in
+    /// the list, a cycle of `blockedBy` edges, and ids so large that no `nextId` a JSON
+    /// number holds exactly could follow them. The reducer can produce none of these.
+    ///
+    /// Repaired: a `nextId` that is not past every id (below 1, or at or below the largest
+    /// id) becomes the largest id + 1, so the next `create` never hands out an id twice.
+    pub fn validate(mut self) -> crate::error::Result<State> {
+        use crate::error::Error;
+        use std::collections::HashMap;
+        let mut positions: HashMap<Id, usize> = HashMap::with_capacity(self.tasks.len());
+        let mut largest = 0;
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.id < 1 {
+                return Err(Error::State(format!(
+                    "tasks[{}].id: ids are integers from 1, got {}",
+                    i + 1,
+                    t.id
+                )));
+            }
+            if let Some(first) = positions.insert(t.id, i) {
+                return Err(Error::State(format!(
+                    "tasks[{}].id: #{} is already the id of tasks[{}]",
+                    i + 1,
+                    t.id,
+                    first + 1
+                )));
+            }
+            largest = largest.max(t.id);
+        }
+        for (i, t) in self.tasks.iter().enumerate() {
+            if let Some(d) = t.blocked_by().iter().find(|d| !positions.contains_key(d)) {
+                return Err(Error::State(format!(
+                    "tasks[{}].blockedBy: #{d} is not in the list",
+                    i + 1
+                )));
+            }
+        }
+        if let Some(id) = self.cycle(&positions) {
+            return Err(Error::State(format!(
+                "tasks: the blockedBy edges form a cycle through #{id}"
+            )));
+        }
+        if largest >= crate::params::MAX_SAFE_INTEGER {
+            return Err(Error::State(format!(
+                "tasks: id #{largest} leaves no nextId a JSON number holds exactly"
+            )));
+        }
+        if self.next_id <= largest || self.next_id < 1 {
+            self.next_id = largest + 1;
+        }
+        Ok(self)
+    }
+
+    /// A task on a cycle of `blockedBy` edges, if there is one (every edge's target is in
+    /// `positions`). Iterative depth-first search: a chain of any length is fine.
+    fn cycle(&self, positions: &std::collections::HashMap<Id, usize>) -> Option<Id> {
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const DONE: u8 = 2;
+        let mut mark = vec![NEW; self.tasks.len()];
+        // (position, index of the next edge to follow)
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for root in 0..self.tasks.len() {
+            if mark[root] != NEW {
+                continue;
+            }
+            mark[root] = OPEN;
+            stack.push((root, 0));
+            while let Some(top) = stack.last_mut() {
+                let (pos, edge) = *top;
+                match self.tasks[pos].blocked_by().get(edge) {
+                    Some(dep) => {
+                        top.1 += 1;
+                        let Some(&next) = positions.get(dep) else {
+                            continue;
+                        };
+                        match mark[next] {
+                            OPEN => return Some(*dep),
+                            NEW => {
+                                mark[next] = OPEN;
+                                stack.push((next, 0));
+                            }
+                            _ => {}
+                        }
+                    }
+                    None => {
+                        mark[pos] = DONE;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Positions by id for many lookups in one call: a binary search on a sorted list (what
     /// the reducer writes), a hash map otherwise, so that no lookup scans the list.
     pub fn index(&self) -> Index<'_> {
@@ -206,6 +307,77 @@ mod tests {
         for s in Status::ALL {
             assert!(s.can_move_to(s));
         }
+    }
+
+    fn state(tasks: &[(Id, &[Id])], next_id: Id) -> State {
+        State {
+            tasks: tasks
+                .iter()
+                .map(|&(id, deps)| {
+                    let mut t = Task::new(id, format!("t{id}"));
+                    t.blocked_by = (!deps.is_empty()).then(|| deps.to_vec());
+                    t
+                })
+                .collect(),
+            next_id,
+        }
+    }
+
+    fn refused(s: State) -> String {
+        s.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_snapshot_that_breaks_the_rules_is_refused_naming_the_problem() {
+        assert_eq!(
+            refused(state(&[(1, &[]), (1, &[])], 2)),
+            "state: tasks[2].id: #1 is already the id of tasks[1]"
+        );
+        assert_eq!(
+            refused(state(&[(0, &[])], 2)),
+            "state: tasks[1].id: ids are integers from 1, got 0"
+        );
+        assert_eq!(
+            refused(state(&[(1, &[7])], 2)),
+            "state: tasks[1].blockedBy: #7 is not in the list"
+        );
+        assert_eq!(
+            refused(state(&[(1, &[1])], 2)),
+            "state: tasks: the blockedBy edges form a cycle through #1"
+        );
+        assert_eq!(
+            refused(state(&[(1, &[3]), (2, &[1]), (3, &[2])], 4)),
+            "state: tasks: the blockedBy edges form a cycle through #1"
+        );
+        let max = crate::params::MAX_SAFE_INTEGER;
+        assert_eq!(
+            refused(state(&[(max, &[])], max)),
+            format!("state: tasks: id #{max} leaves no nextId a JSON number holds exactly")
+        );
+    }
+
+    #[test]
+    fn a_next_id_that_is_not_past_every_id_is_raised_past_the_largest() {
+        for next in [-4, 0, 1, 5] {
+            let s = state(&[(5, &[]), (2, &[5])], next).validate().unwrap();
+            assert_eq!(s.next_id, 6, "nextId {next}");
+        }
+        assert_eq!(state(&[], 0).validate().unwrap().next_id, 1);
+        // A nextId past the largest id is kept, gaps and all; so are unsorted ids.
+        let s = state(&[(9, &[]), (3, &[9])], 40).validate().unwrap();
+        assert_eq!((s.next_id, s.tasks[0].id), (40, 9));
+    }
+
+    #[test]
+    fn a_long_acyclic_chain_and_a_diamond_are_accepted() {
+        let chain: Vec<(Id, Vec<Id>)> = (1..=100_000)
+            .map(|k| (k, if k > 1 { vec![k - 1] } else { vec![] }))
+            .collect();
+        let refs: Vec<(Id, &[Id])> = chain.iter().map(|(k, d)| (*k, d.as_slice())).collect();
+        assert!(state(&refs, 100_001).validate().is_ok());
+        assert!(state(&[(1, &[]), (2, &[1]), (3, &[1]), (4, &[2, 3, 3])], 5)
+            .validate()
+            .is_ok());
     }
 
     #[test]

@@ -554,7 +554,8 @@ pub(super) mod raw {
             ffi::LUA_TNUMBER => crate::params::id("nextId", &num(l, next)?).ok()?,
             _ => return None,
         };
-        Some(State { tasks, next_id })
+        // The list's rules (`State::validate`), as `json::state_from_value` applies them.
+        State { tasks, next_id }.validate().ok()
     }
 
     /// The key at `idx` as an array index in `1..=n`.

@@ -103,3 +103,42 @@ fn a_host_error_message_is_made_harmless_too() {
     let first_line = err.lines().next().unwrap_or_default();
     assert_eq!(unsafe_char(first_line), None, "{first_line:?}");
 }
+
+#[test]
+fn a_host_snapshot_is_repaired_or_refused_and_replay_returns_only_what_core_list_accepts() {
+    let lua = lua();
+    let (created, next_id, dup, cycle, replayed): (String, i64, String, String, i64) = eval(
+        &lua,
+        r#"
+        local core = require("rpiv_todo.core")
+        -- nextId not past the largest id: raised past it, no second #5.
+        local list = core.list('{"tasks":[{"id":5,"subject":"a","status":"pending"}],"nextId":5}')
+        local created = list:apply({ action = "create", subject = "b" }).content[1].text
+        local _, dup = pcall(core.list, '{"tasks":[{"id":1,"subject":"a","status":"pending"},{"id":1,"subject":"b","status":"pending"}],"nextId":2}')
+        local _, cycle = pcall(core.apply, { tasks = {
+          { id = 1, subject = "a", status = "pending", blockedBy = { 2 } },
+          { id = 2, subject = "b", status = "pending", blockedBy = { 1 } },
+        }, nextId = 3 }, { action = "list" })
+        -- The newest todo result carries a dangling blockedBy: replay skips it.
+        local function entry(details)
+          return { type = "message", message = { role = "toolResult", toolName = "todo", details = details } }
+        end
+        local state = core.replay({
+          entry({ tasks = { { id = 1, subject = "ok", status = "pending" } }, nextId = 2 }),
+          entry({ tasks = { { id = 1, subject = "bad", status = "pending", blockedBy = { 9 } } }, nextId = 2 }),
+        })
+        return created, list:next_id(), tostring(dup), tostring(cycle), #state.tasks + 0 * state.nextId
+        "#,
+    );
+    assert_eq!(created, "Created #6: b (pending)");
+    assert_eq!(next_id, 7);
+    assert!(
+        dup.contains("rpiv_todo.core.list: state: tasks[2].id: #1 is already the id of tasks[1]"),
+        "{dup}"
+    );
+    assert!(
+        cycle.contains("rpiv_todo.core.apply: state: tasks: the blockedBy edges form a cycle"),
+        "{cycle}"
+    );
+    assert_eq!(replayed, 1);
+}

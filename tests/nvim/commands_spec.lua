@@ -256,7 +256,7 @@ T.test("setup errors say what they got", function()
     {
       todo.setup,
       { max_widget_lines = "x" },
-      '(rpiv_todo) max_widget_lines: expected an integer >= 3, got string "x"',
+      '(rpiv_todo) max_widget_lines: expected an integer >= 3 and <= 1000000, got string "x"',
     },
     { todo.setup, { max_widget_lines = 2 }, "got number 2" },
     { todo.setup, { collapse_key = 5 }, "got number 5" },
