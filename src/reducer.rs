@@ -695,3 +695,115 @@ mod tests {
         }
     }
 }
+
+/// Property tests: random call sequences, checked after every call against the rules the
+/// list keeps. Case counts are modest: the lib tests run once per Lua flavour.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// Ids the calls name: mostly ones the list may hold, some it cannot.
+    fn id() -> impl Strategy<Value = i64> {
+        prop_oneof![12 => 1i64..7, 1 => -2i64..1, 1 => Just(1000)]
+    }
+
+    fn ids() -> impl Strategy<Value = Vec<i64>> {
+        prop::collection::vec(id(), 0..4)
+    }
+
+    fn status() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["pending", "in_progress", "completed", "deleted"])
+    }
+
+    fn text() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["a", "b", " ", "", "\u{1b}[2Jx", "\u{61c}y"])
+    }
+
+    /// One call's arguments, as the model would send them.
+    fn call() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            9 => (text(), prop::option::weighted(0.3, ids()), prop::option::of(text()))
+                .prop_map(|(s, deps, owner)| {
+                json!({"action": "create", "subject": s, "blockedBy": deps, "owner": owner})
+            }),
+            12 => (id(), prop::option::of(status()), prop::option::weighted(0.3, ids()),
+                prop::option::weighted(0.3, ids()), prop::option::weighted(0.3, text()))
+                .prop_map(|(id, st, add, remove, subject)| {
+                    json!({"action": "update", "id": id, "status": st, "addBlockedBy": add,
+                        "removeBlockedBy": remove, "subject": subject})
+                }),
+            2 => id().prop_map(|id| json!({"action": "delete", "id": id})),
+            1 => id().prop_map(|id| json!({"action": "get", "id": id})),
+            1 => Just(json!({"action": "list", "includeDeleted": true})),
+            1 => Just(json!({"action": "clear"})),
+        ]
+    }
+
+    /// The original's status machine, written out independently of `Status::can_move_to`.
+    fn legal(from: Status, to: Status) -> bool {
+        use Status::*;
+        from == to
+            || matches!(
+                (from, to),
+                (Pending, InProgress)
+                    | (Pending, Completed)
+                    | (Pending, Deleted)
+                    | (InProgress, Pending)
+                    | (InProgress, Completed)
+                    | (InProgress, Deleted)
+                    | (Completed, Deleted)
+            )
+    }
+
+    /// The invariants every list the reducer writes keeps.
+    fn check(state: &State) -> std::result::Result<(), TestCaseError> {
+        // Ids unique, from 1, below nextId; every dependency exists; no cycle: exactly what
+        // `validate` refuses, and with nothing to repair.
+        let checked = state.clone().validate();
+        prop_assert!(checked.is_ok(), "{:?}", checked.err());
+        prop_assert_eq!(checked.ok().map(|s| s.next_id), Some(state.next_id));
+        prop_assert!(state.tasks.iter().all(|t| t.id < state.next_id));
+        // Sorted by id (creation order), which the fast lookups rely on.
+        prop_assert!(state.tasks.windows(2).all(|w| w[0].id < w[1].id));
+        // What is written reads back.
+        let written = serde_json::to_value(state).unwrap();
+        prop_assert_eq!(&crate::json::state_from_value(&written).unwrap(), state);
+        Ok(())
+    }
+
+    proptest! {
+        // No regression files written into the source tree; a failure prints its minimal case.
+        #![proptest_config(ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn random_call_sequences_keep_the_list_valid(calls in prop::collection::vec(call(), 1..60)) {
+            let mut state = State::default();
+            for c in &calls {
+                let before = state.clone();
+                let reply = match Params::from_value(c) {
+                    Ok(p) => apply(&mut state, &p),
+                    Err(e) => Reply::error(e.to_string()),
+                };
+                prop_assert_eq!(reply.text.starts_with("Error: "), reply.error.is_some());
+                if reply.error.is_some() {
+                    // A rejected call changes nothing.
+                    prop_assert_eq!(&state, &before, "{} changed the list", c);
+                } else if c["action"] != "clear" {
+                    // Only legal transitions; tasks are never removed or reordered.
+                    prop_assert!(state.tasks.len() >= before.tasks.len());
+                    for (b, a) in before.tasks.iter().zip(&state.tasks) {
+                        prop_assert_eq!(a.id, b.id);
+                        prop_assert!(legal(b.status, a.status), "{:?} -> {:?}", b.status, a.status);
+                    }
+                }
+                check(&state)?;
+            }
+        }
+    }
+}
