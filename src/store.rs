@@ -177,8 +177,12 @@ pub fn parse(bytes: &[u8]) -> Result<State, String> {
             .unwrap_or_default();
         return Err(not_a_list(format!("tasks: expected an array, got {got}")));
     }
-    let state = crate::json::state_from_value(&value).map_err(|e| not_a_list(e.to_string()))?;
-    Ok(state)
+    // The same reading and the same rules as `core.list` (`State::validate`): a file
+    // that breaks them is refused, a nextId not past every id is repaired.
+    crate::json::state_from_value(&value).map_err(|e| match e {
+        crate::error::Error::State(rule) => format!("breaks the list's rules: {rule}"),
+        other => not_a_list(other.to_string()),
+    })
 }
 
 /// Write `bytes` to `path` so that the path holds the old text or the new, whole, at
@@ -473,6 +477,49 @@ mod tests {
                 String::from_utf8_lossy(bytes)
             );
         }
+    }
+
+    #[test]
+    fn a_file_that_breaks_the_lists_rules_is_refused_and_a_short_next_id_repaired() {
+        let task = |id: i64, blocked: &str| {
+            format!(r#"{{"id":{id},"subject":"t{id}","status":"pending"{blocked}}}"#)
+        };
+        let file = |tasks: &[String], next: i64| {
+            format!(
+                r#"{{"version":1,"tasks":[{}],"nextId":{next}}}"#,
+                tasks.join(",")
+            )
+        };
+        let cases = [
+            (
+                file(&[task(1, ""), task(1, "")], 2),
+                "breaks the list's rules: tasks[2].id: #1 is already the id of tasks[1]",
+            ),
+            (
+                file(&[task(1, r#","blockedBy":[9]"#)], 2),
+                "breaks the list's rules: tasks[1].blockedBy: #9 is not in the list",
+            ),
+            (
+                file(
+                    &[
+                        task(1, r#","blockedBy":[2]"#),
+                        task(2, r#","blockedBy":[1]"#),
+                    ],
+                    3,
+                ),
+                "breaks the list's rules: tasks: the blockedBy edges form a cycle through #1",
+            ),
+            (
+                file(&[task(0, "")], 1),
+                "breaks the list's rules: tasks[1].id: ids are integers from 1, got 0",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse(text.as_bytes()).unwrap_err(), want, "{text}");
+        }
+        // nextId at the largest id would hand out #5 twice: it becomes 6.
+        let s = parse(file(&[task(5, "")], 5).as_bytes()).unwrap();
+        assert_eq!(s.next_id, 6);
     }
 
     #[test]

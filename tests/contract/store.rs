@@ -110,7 +110,7 @@ fn bad_files_give_nil_and_a_message_naming_the_path_and_leave_the_list_alone() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let full = r#"{"version":1,"tasks":[{"id":1,"subject":"a","status":"pending"},{"id":2,"subject":"b","status":"pending"}],"nextId":3}"#;
-    let cases: [(&str, Option<&[u8]>, &str); 8] = [
+    let cases: [(&str, Option<&[u8]>, &str); 9] = [
         ("missing.json", None, "no such file"),
         ("empty.json", Some(b""), "the file is empty"),
         (
@@ -139,6 +139,11 @@ fn bad_files_give_nil_and_a_message_naming_the_path_and_leave_the_list_alone() {
             "not a todo list: tasks[1].id: expected an integer id, got string \"1\"",
         ),
         ("dir.json", None, "cannot read: it is a directory"),
+        (
+            "rules.json",
+            Some(br#"{"tasks":[{"id":1,"subject":"a","status":"pending","blockedBy":[1]}],"nextId":2}"#),
+            "breaks the list's rules: tasks: the blockedBy edges form a cycle through #1",
+        ),
     ];
     std::fs::create_dir(d.join("dir.json")).unwrap();
     let lua = lua_in(d);
@@ -241,6 +246,12 @@ fn wrong_argument_types_are_lua_errors_naming_the_function() {
         (
             "core.save('/tmp/x.json', { tasks = 5 })",
             "rpiv_todo.core.save: tasks: expected an array, got number 5",
+        ),
+        (
+            // What core.list refuses is never written (so never read back as garbage).
+            "core.save('/tmp/x.json', { tasks = { { id = 1, subject = 'a', status = 'pending' },
+               { id = 1, subject = 'b', status = 'pending' } }, nextId = 2 })",
+            "rpiv_todo.core.save: state: tasks[2].id: #1 is already the id of tasks[1]",
         ),
         (
             "core.load(42)",

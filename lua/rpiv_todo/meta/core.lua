@@ -162,7 +162,7 @@ function core.save(path, list_or_state) end
 ---Read a list saved by `core.save` (or a bare `{ tasks, nextId }` snapshot).
 ---@param path string
 ---@return rpiv_todo.State|nil state
----@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list
+---@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list, breaks the list's rules
 function core.load(path) end
 
 ---Set `"locale": code` in rpiv-i18n's locale.json at `path`, keeping its other keys;
