@@ -120,9 +120,35 @@ impl Drop for Call {
     }
 }
 
+/// The list for writing, or `None` while a read of it (`state`, `state_json`: mlua holds
+/// the list shared for those) is under way further down the stack.
+fn writable(ud: &AnyUserData) -> mlua::Result<Option<mlua::UserDataRefMut<List>>> {
+    match ud.borrow_mut::<List>() {
+        Ok(list) => Ok(Some(list)),
+        Err(mlua::Error::UserDataBorrowMutError) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The in-band reply to a tool call that found its list busy.
 fn busy() -> Reply {
     Reply::error(Error::Busy.to_string())
+}
+
+/// `busy()` as `apply_json` writes it: the arguments echoed, the list as it is.
+fn busy_json(ud: &AnyUserData, text: &[u8]) -> mlua::Result<Vec<u8>> {
+    let reply = busy();
+    let echo = parse(text).unwrap_or_else(|_| Value::Object(Map::new()));
+    let list = ud.borrow::<List>()?;
+    let mut out = Vec::new();
+    crate::json::write_result(
+        &mut out,
+        &reply.text,
+        reply.error.as_deref(),
+        &echo,
+        &list.state,
+    );
+    Ok(out)
 }
 
 impl UserData for List {
@@ -135,9 +161,12 @@ impl UserData for List {
                 let ctx = Ctx::get(lua)?;
                 let call = Call::enter(&ud)?;
                 let args = Args::read(lua, &ctx, params)?;
-                let reply = match &call {
-                    Some(_) => {
-                        let mut list = ud.borrow_mut::<List>()?;
+                let list = match &call {
+                    Some(_) => writable(&ud)?,
+                    None => None,
+                };
+                let reply = match list {
+                    Some(mut list) => {
                         run(&mut list.state, args.parsed.as_ref().map_err(Clone::clone))
                     }
                     None => busy(),
@@ -151,26 +180,17 @@ impl UserData for List {
             |lua, (ud, text): (AnyUserData, mlua::LuaString)| {
                 guarded(lua, "list:apply_json", || {
                     let text = text.as_bytes();
-                    let out = match Call::enter(&ud)? {
-                        Some(_call) => {
-                            let mut list = ud.borrow_mut::<List>()?;
+                    let call = Call::enter(&ud)?;
+                    let list = match &call {
+                        Some(_) => writable(&ud)?,
+                        None => None,
+                    };
+                    let out = match list {
+                        Some(mut list) => {
                             let list = &mut *list;
                             crate::call::call_json_cached(&mut list.state, &mut list.json, &text)
                         }
-                        None => {
-                            let reply = busy();
-                            let echo = parse(&text).unwrap_or_else(|_| Value::Object(Map::new()));
-                            let list = ud.borrow::<List>()?;
-                            let mut out = Vec::new();
-                            crate::json::write_result(
-                                &mut out,
-                                &reply.text,
-                                reply.error.as_deref(),
-                                &echo,
-                                &list.state,
-                            );
-                            out
-                        }
+                        None => busy_json(&ud, &text)?,
                     };
                     lua.create_string(out)
                 })
@@ -194,8 +214,13 @@ impl UserData for List {
                     return Err(super::api_error("list:replace", Error::Busy));
                 };
                 let state = super::state_arg(lua, &ctx, &state, "replace")?;
-                ud.borrow_mut::<List>()?.state = state;
-                Ok(())
+                match writable(&ud)? {
+                    Some(mut list) => {
+                        list.state = state;
+                        Ok(())
+                    }
+                    None => Err(super::api_error("list:replace", Error::Busy)),
+                }
             })
         });
         m.add_method("next_id", |_, this, ()| Ok(this.state.next_id));

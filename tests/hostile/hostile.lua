@@ -259,6 +259,137 @@ T.test(CALLS .. " seeded hostile calls (tables, JSON text, core.apply) all answe
 end)
 T.note(string.format("%d calls, %d rejected in-band", stats.calls, stats.rejected))
 
+-- Differential: the same seeded calls through the three paths (list:apply with tables,
+-- list:apply_json with text, core.apply threading a state table) must give the same reply
+-- text and the same list, while other code's finalizers run around and inside the calls:
+-- finalizers that call the tool on a list of their own (which must just work) and on the
+-- three lists under test with read-only calls (answered normally, or in-band
+-- "Error: list busy" when they land in the middle of a call; never a Lua error, never a
+-- change). Under Lua 5.4 some finalizers also raise (5.4 makes that a warning; under
+-- LuaJIT and 5.1 a raising finalizer's error surfaces in arbitrary code, which
+-- tests/hostile/finalizers.lua covers). Metadata stays out: its key order is a documented
+-- difference between Lua tables and JSON text (README, "Deviations").
+local HOSTILE_TEXT = { "plain", "\27[31mred\27[0m", "\27]0;title\7x", "\226\128\174bidi", "\216\156alm", " " }
+
+local function clean_call()
+  local p = { action = pick({ "create", "create", "create", "update", "update", "update", "get", "list", "delete" }) }
+  if rand(200) == 1 then
+    p.action = "clear"
+  end
+  if p.action == "create" or rand(4) == 1 then
+    p.subject = pick(HOSTILE_TEXT) .. " " .. rand(9)
+  end
+  if p.action ~= "create" then
+    p.id = rand(12)
+  end
+  if rand(3) == 1 then
+    p.status = pick({ "pending", "in_progress", "completed", "deleted" })
+  end
+  if rand(4) == 1 then
+    p.owner = pick(HOSTILE_TEXT)
+  end
+  if rand(5) == 1 then
+    p.activeForm = pick(HOSTILE_TEXT)
+  end
+  if rand(4) == 1 then
+    local key = p.action == "create" and "blockedBy" or pick({ "addBlockedBy", "removeBlockedBy" })
+    p[key] = { rand(12), rand(12) }
+  end
+  if p.action == "list" and rand(2) == 1 then
+    p.includeDeleted = true
+  end
+  return p
+end
+
+local diff = { calls = 0, busy = 0, reentered = 0 }
+if has_cjson then
+  T.test("the three paths agree call by call while finalizers run and re-enter", function()
+    local tables, texts = core.list(), core.list()
+    local state = nil
+    local scratch = core.list()
+    local lua54 = _VERSION == "Lua 5.4" and not rawget(_G, "jit")
+    local function reenter()
+      diff.reentered = diff.reentered + 1
+      local ok, r = pcall(scratch.apply, scratch, { action = #scratch < 20 and "create" or "clear", subject = "gc" })
+      if not ok or r.details.error then
+        fail("another list from a finalizer: " .. tostring(ok and r.content[1].text or r))
+      end
+      local before_t, before_j = tables:state_json(), texts:state_json()
+      local ok1, r1 = pcall(tables.apply, tables, { action = "list" })
+      local ok2, r2 = pcall(texts.apply_json, texts, '{"action":"get","id":1}')
+      if not ok1 or not ok2 then
+        fail("a re-entrant read raised: " .. tostring(ok1 and r2 or r1))
+        return
+      end
+      if r1.content[1].text:find("^Error: list busy") then
+        diff.busy = diff.busy + 1
+      end
+      if tables:state_json() ~= before_t or texts:state_json() ~= before_j then
+        fail("a re-entrant read changed a list")
+      end
+      if type(r2) ~= "string" or not r2:find('"content"', 1, true) then
+        fail("a re-entrant apply_json gave no result")
+      end
+    end
+    local function raise()
+      error("finalizer error")
+    end
+    local function garbage()
+      local mt = { __gc = reenter }
+      for _ = 1, rand(3) do
+        if rawget(_G, "newproxy") then
+          getmetatable(newproxy(true)).__gc = reenter
+        else
+          setmetatable({}, mt)
+        end
+      end
+      if lua54 then
+        setmetatable({}, { __gc = raise })
+      end
+    end
+    local n = math.floor(CALLS / 4)
+    for i = 1, n do
+      local p = clean_call()
+      local text = cjson.encode(p)
+      garbage()
+      local ok1, r1 = pcall(tables.apply, tables, p)
+      garbage()
+      local ok2, out = pcall(texts.apply_json, texts, text)
+      garbage()
+      local ok3, r3, s3 = pcall(core.apply, state, p)
+      if not (ok1 and ok2 and ok3) then
+        fail("call " .. i .. " raised: " .. tostring(not ok1 and r1 or not ok2 and out or r3))
+        break
+      end
+      state = s3
+      local r2 = cjson.decode(out)
+      local t1, t2, t3 = r1.content[1].text, r2.content[1].text, r3.content[1].text
+      if t1 ~= t2 or t1 ~= t3 then
+        fail(string.format("call %d %s: the paths disagree: %q / %q / %q", i, text, t1, t2, t3))
+        break
+      end
+      local j1, j2, j3 = tables:state_json(), texts:state_json(), core.list(state):state_json()
+      if j1 ~= j2 or j1 ~= j3 then
+        fail(string.format("call %d %s: the lists differ after it", i, text))
+        break
+      end
+      diff.calls = diff.calls + 1
+    end
+    if diff.reentered == 0 then
+      fail("no finalizer ran")
+    end
+    none_failed()
+  end)
+  T.note(
+    string.format(
+      "differential: %d calls agree on three paths; %d re-entrant finalizers, %d answered busy",
+      diff.calls,
+      diff.reentered,
+      diff.busy
+    )
+  )
+end
+
 T.test("the text helpers take any bytes", function()
   for _ = 1, 2000 do
     local b = {}
