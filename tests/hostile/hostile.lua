@@ -388,6 +388,8 @@ if has_cjson then
       diff.busy
     )
   )
+else
+  T.note("skipped: the differential run needs cjson (scripts/test.sh installs lua-cjson)")
 end
 
 T.test("the text helpers take any bytes", function()
