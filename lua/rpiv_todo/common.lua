@@ -4,8 +4,10 @@
 --   * `glyphs()`: the status glyphs a person sees (overlay rows, /todos, the call log);
 --   * `defaults`: the UI option defaults setup(), the overlay and the editor glue agree on;
 --   * `count(tasks)`: tasks per status over the live ones (tombstones left out);
---   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session.
--- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads.
+--   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session;
+--   * `core()`: the native core, required on first use and remembered.
+-- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads
+-- (`core()` loads the core only when a caller first asks for it).
 
 local M = {}
 local H = {}
@@ -89,6 +91,18 @@ function M.state_of(source, what)
     error("(rpiv_todo) " .. what .. ": expected a state { tasks, nextId }, a session or nil, got " .. type(source), 0)
   end
   return source
+end
+
+---The native core (`rpiv_todo.native`), required on the first call and remembered, so a
+---module that uses it only now and then does not load it at require time.
+---@return table
+function M.core()
+  local core = H.core_module
+  if core == nil then
+    core = require("rpiv_todo.native")
+    H.core_module = core
+  end
+  return core
 end
 
 return M

@@ -25,14 +25,7 @@ H.explicit = nil
 H.resolved = nil
 H.env = nil
 
-function H.core()
-  local core = H.core_module
-  if core == nil then
-    core = require("rpiv_todo.native")
-    H.core_module = core
-  end
-  return core
-end
+H.core = require("rpiv_todo.common").core
 
 ---Translate a message id with optional arguments, in the active locale.
 ---@param id string message id, e.g. "overlay-heading"

@@ -34,14 +34,7 @@ function M.configure(opts)
   H.cached_layout = nil
 end
 
-function H.core()
-  local core = H.core_module
-  if core == nil then
-    core = require("rpiv_todo.native")
-    H.core_module = core
-  end
-  return core
-end
+H.core = common.core
 
 -- Lenient: a non-number, NaN or a value below 3 means the default.
 function H.max_widget_lines(n)

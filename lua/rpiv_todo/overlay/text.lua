@@ -16,14 +16,7 @@ M.MEMO_BYTES = 256 * 1024
 M.ENTRY_MAX = 4096
 M.ELLIPSIS = "…"
 
-function H.core()
-  local core = H.core_module
-  if core == nil then
-    core = require("rpiv_todo.native")
-    H.core_module = core
-  end
-  return core
-end
+H.core = require("rpiv_todo.common").core
 
 ---A memo: `map` from text to text, and the bytes it holds.
 function H.memo()
