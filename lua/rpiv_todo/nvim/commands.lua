@@ -14,6 +14,8 @@
 -- its history. Other front-end files add subcommands with `register()` and whole
 -- commands with `register_command()`, before the commands are created.
 
+local common = require("rpiv_todo.common")
+
 local M = {}
 local H = {}
 
@@ -78,7 +80,7 @@ function H.ids(statuses, arglead)
     if not session.exists(session.foreground_id()) then
       return nil
     end
-    return session.foreground():state()
+    return common.state_of(nil, "Todos")
   end)
   local out = {}
   if not ok or type(state) ~= "table" then
@@ -86,7 +88,7 @@ function H.ids(statuses, arglead)
   end
   for _, task in ipairs(state.tasks or {}) do
     if statuses[task.status] then
-      local id = string.format("%d", task.id)
+      local id = common.num(task.id)
       if id:sub(1, #arglead) == arglead then
         out[#out + 1] = id
       end
