@@ -30,21 +30,9 @@
 local M = {}
 local H = {}
 
--- Property order in the field list: the action first, then what most calls carry.
-H.ORDER = {
-  "action",
-  "subject",
-  "description",
-  "activeForm",
-  "status",
-  "id",
-  "blockedBy",
-  "addBlockedBy",
-  "removeBlockedBy",
-  "owner",
-  "metadata",
-  "includeDeleted",
-}
+-- Property order in the field list: the one the strict schema lists them in (the action
+-- first, then what most calls carry).
+H.ORDER = require("rpiv_todo.tool").PROPERTY_ORDER
 
 ---@class rpiv_todo.AvanteOptions
 ---@field session? string|fun(opts: table): string|nil the session a call runs in (a function receives avante's opts); default: one per chat
