@@ -5,7 +5,8 @@
 --   * `defaults`: the UI option defaults setup(), the overlay and the editor glue agree on;
 --   * `count(tasks)`: tasks per status over the live ones (tombstones left out);
 --   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session;
---   * `core()`: the native core, required on first use and remembered.
+--   * `core()`: the native core, required on first use and remembered;
+--   * `add_listener(list, fn)`: append `fn` to a listener list, get back its remover.
 -- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads
 -- (`core()` loads the core only when a caller first asks for it).
 
@@ -103,6 +104,22 @@ function M.core()
     H.core_module = core
   end
   return core
+end
+
+---Append `fn` to `listeners` and return a function that takes it out again (every
+---place it stands in `listeners`, the list as it was when `fn` was added).
+---@param listeners function[]
+---@param fn function
+---@return fun() remove
+function M.add_listener(listeners, fn)
+  listeners[#listeners + 1] = fn
+  return function()
+    for i = #listeners, 1, -1 do
+      if listeners[i] == fn then
+        table.remove(listeners, i)
+      end
+    end
+  end
 end
 
 return M

@@ -245,15 +245,7 @@ function M.on_setup(fn)
   if type(fn) ~= "function" then
     error("(rpiv_todo) on_setup: expected a function" .. H.got(fn), 0)
   end
-  local listeners = H.setup_listeners
-  listeners[#listeners + 1] = fn
-  return function()
-    for i = #listeners, 1, -1 do
-      if listeners[i] == fn then
-        table.remove(listeners, i)
-      end
-    end
-  end
+  return require("rpiv_todo.common").add_listener(H.setup_listeners, fn)
 end
 
 ---The tool spec to register with the host's LLM: name, label, description, parameters,

@@ -218,15 +218,7 @@ function M.listen(fn)
   if type(fn) ~= "function" then
     error("(rpiv_todo) listen: expected a function", 0)
   end
-  local listeners = H.listeners
-  listeners[#listeners + 1] = fn
-  return function()
-    for i = #listeners, 1, -1 do
-      if listeners[i] == fn then
-        table.remove(listeners, i)
-      end
-    end
-  end
+  return require("rpiv_todo.common").add_listener(H.listeners, fn)
 end
 
 ---Drop every session and listener (tests; a host reloading its config from scratch).
