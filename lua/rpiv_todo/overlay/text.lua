@@ -39,6 +39,19 @@ function H.clear(memo)
   memo.map, memo.bytes = {}, 0
 end
 
+---Count `cost` more bytes in `memo`, emptying it first when they would pass
+---`M.MEMO_BYTES`. True when it was emptied (the caller's handle on its map is stale).
+---@return boolean
+function H.charge(memo, cost)
+  local cleared = false
+  if memo.bytes + cost > M.MEMO_BYTES then
+    H.clear(memo)
+    cleared = true
+  end
+  memo.bytes = memo.bytes + cost
+  return cleared
+end
+
 H.sanitized = H.memo()
 
 ---Model text made safe for a terminal (escapes, controls and bidi marks dropped).
@@ -59,12 +72,10 @@ function M.sanitize(text)
     end
     local cost = H.cost(text, clean)
     if cost ~= nil then
-      if H.sanitized.bytes + cost > M.MEMO_BYTES then
-        H.clear(H.sanitized)
+      if H.charge(H.sanitized, cost) then
         map = H.sanitized.map
       end
       map[text] = clean
-      H.sanitized.bytes = H.sanitized.bytes + cost
     end
   end
   return clean
@@ -92,13 +103,11 @@ function M.truncate(line, width)
     cut = H.core().truncate(line, width, M.ELLIPSIS)
     local cost = H.cost(line, cut)
     if cost ~= nil then
-      if H.cuts.bytes + cost > M.MEMO_BYTES then
-        H.clear(H.cuts)
+      if H.charge(H.cuts, cost) then
         by_width = {}
         H.cuts.map[width] = by_width
       end
       by_width[line] = cut
-      H.cuts.bytes = H.cuts.bytes + cost
     end
   end
   return cut
