@@ -23,6 +23,16 @@ local function guarded(fn)
   end
 end
 
+-- Completion by `require(module)[name]`, loaded on first use; an error offers nothing.
+local function lazy_complete(module, name)
+  return function(...)
+    local ok, out = pcall(function(...)
+      return require(module)[name](...)
+    end, ...)
+    return ok and out or {}
+  end
+end
+
 vim.api.nvim_create_user_command(
   "Todos",
   guarded(function(opts)
@@ -30,12 +40,7 @@ vim.api.nvim_create_user_command(
   end),
   {
     nargs = "*",
-    complete = function(arglead, cmdline, pos)
-      local ok, out = pcall(function()
-        return require("rpiv_todo.nvim.commands").complete(arglead, cmdline, pos)
-      end)
-      return ok and out or {}
-    end,
+    complete = lazy_complete("rpiv_todo.nvim.commands", "complete"),
     desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
   }
 )
@@ -55,12 +60,7 @@ vim.api.nvim_create_user_command(
   end),
   {
     nargs = "?",
-    complete = function(arglead)
-      local ok, out = pcall(function()
-        return require("rpiv_todo.nvim.persist").complete_language(arglead)
-      end)
-      return ok and out or {}
-    end,
+    complete = lazy_complete("rpiv_todo.nvim.persist", "complete_language"),
     desc = "rpiv_todo: pick the UI language (saved to rpiv-i18n's locale.json)",
   }
 )
