@@ -15,6 +15,13 @@ vim.notify = function(msg, level, opts)
   H.notes[#H.notes + 1] = { msg = msg, level = level, opts = opts }
 end
 
+T.test("the plugin's own completion works before the front end loads", function()
+  T.eq(package.loaded["rpiv_todo.nvim"], nil, "front end not loaded yet")
+  T.eq(table.concat(vim.fn.getcompletion("Todos d", "cmdline"), ","), "done,delete", ":Todos")
+  T.eq(table.concat(vim.fn.getcompletion("TodosLanguage p", "cmdline"), ","), "pt,pt-BR", ":TodosLanguage")
+  T.eq(package.loaded["rpiv_todo.nvim"], nil, "completion loaded no front end")
+end)
+
 T.test(":Todos on an empty list is an info message", function()
   require("rpiv_todo").setup({ locale = "en" })
   vim.cmd("Todos")
