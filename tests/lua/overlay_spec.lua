@@ -859,4 +859,55 @@ test("model text cannot inject escapes into any theme", function()
   eq(overlay.render(wide_state, { max_widget_lines = 20 })[5], "├─ ○ #4 ansi red and link text")
 end)
 
+test("the text memos are bounded: a full memo starts over and keeps the entry that filled it", function()
+  local text = require("rpiv_todo.overlay.text")
+  local native = require("rpiv_todo.native")
+  local real_truncate, real_sanitize = native.truncate, native.sanitize_display
+  local cuts, cleans = 0, 0
+  native.truncate = function(...)
+    cuts = cuts + 1
+    return real_truncate(...)
+  end
+  native.sanitize_display = function(...)
+    cleans = cleans + 1
+    return real_sanitize(...)
+  end
+  local saved_bytes = text.MEMO_BYTES
+  local passed, err = pcall(function()
+    text.clear()
+    text.MEMO_BYTES = 100 -- each line and its cut below cost 30 + 10 bytes
+    local function line(i)
+      return string.format("line %02d abcdefghijklmnopqrstu", i)
+    end
+    eq(text.truncate(line(1), 8), "line 01…", "cut")
+    eq(text.truncate(line(1), 8), "line 01…", "cut again")
+    eq(cuts, 1, "the second cut came from the memo")
+    eq(text.truncate(line(2), 8), "line 02…", "second line")
+    eq(cuts, 2, "second line cut natively")
+    -- 40 + 40 + 40 > 100: the third line empties the memo and is remembered afresh.
+    eq(text.truncate(line(3), 8), "line 03…", "third line")
+    eq(text.truncate(line(3), 8), "line 03…", "third line again")
+    eq(cuts, 3, "the line that filled the memo is remembered")
+    eq(text.truncate(line(1), 8), "line 01…", "first line after the reset")
+    eq(cuts, 4, "the first line was forgotten")
+    -- The same for sanitize: a bidi mark (U+202E) takes the native path.
+    local function dirty(i)
+      return string.format("task %02d \226\128\174mark abcdefghij", i)
+    end
+    eq(text.sanitize(dirty(1)), "task 01 mark abcdefghij", "bidi mark dropped")
+    eq(text.sanitize(dirty(1)), "task 01 mark abcdefghij", "sanitize again")
+    eq(cleans, 1, "the second sanitize came from the memo")
+    eq(text.sanitize(dirty(2)), "task 02 mark abcdefghij", "second text")
+    eq(text.sanitize(dirty(3)), "task 03 mark abcdefghij", "third text")
+    eq(text.sanitize(dirty(3)), "task 03 mark abcdefghij", "third text again")
+    eq(cleans, 3, "the text that filled the memo is remembered")
+    eq(text.sanitize(dirty(1)), "task 01 mark abcdefghij", "first text after the reset")
+    eq(cleans, 4, "the first text was forgotten")
+  end)
+  native.truncate, native.sanitize_display = real_truncate, real_sanitize
+  text.MEMO_BYTES = saved_bytes
+  text.clear()
+  assert(passed, err)
+end)
+
 T.finish("overlay_spec")
