@@ -19,6 +19,7 @@ local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 H.root = T.root()
+H.run_child = dofile(H.root .. "/tests/nvim/child.lua").run
 
 -- ---------------------------------------------------------------------------
 -- Child Neovim with a controlled environment
@@ -32,55 +33,18 @@ vim.fn.mkdir(H.empty_config, "p")
 ---@param language? string run `:language messages <language>` after the first paint
 ---@return table what the child recorded
 function H.child(env, language)
-  local outfile = vim.fn.tempname()
-  local cmd = { "env" }
-  for _, name in ipairs({
-    "LC_ALL",
-    "LC_MESSAGES",
-    "LANG",
-    "LANGUAGE",
-    "RPIV_TODO_LOCALE",
-    "NVIM",
-    "NVIM_LISTEN_ADDRESS",
-    "VIMINIT",
-    "LUA_PATH",
-    "LUA_CPATH",
-  }) do
-    cmd[#cmd + 1] = "-u"
-    cmd[#cmd + 1] = name
-  end
   local vars = { XDG_CONFIG_HOME = H.empty_config }
   for k, v in pairs(env) do
     vars[k] = v
   end
-  vars.RPIV_OUT = outfile
-  vars.RPIV_ROOT = H.root
-  vars.RPIV_SPEC = H.root .. "/tests/nvim/locale_child.lua"
   vars.RPIV_LANGUAGE = language
-  for k, v in pairs(vars) do
-    cmd[#cmd + 1] = k .. "=" .. v
-  end
-  for _, arg in ipairs({
-    vim.v.progpath,
-    "--headless",
-    "-u",
-    "NONE",
-    "-i",
-    "NONE",
-    "--noplugin",
-    "-c",
-    "luafile " .. H.root .. "/scripts/nvim-runner.lua",
-  }) do
-    cmd[#cmd + 1] = arg
-  end
-  local output = vim.fn.system(cmd)
-  local status = vim.v.shell_error
-  local ok, text = pcall(vim.fn.readfile, outfile)
-  vim.fn.delete(outfile)
-  if status ~= 0 or not ok or #text == 0 then
-    error("child Neovim failed (status " .. status .. "): " .. output, 2)
-  end
-  return vim.json.decode(table.concat(text, "\n"))
+  local got = H.run_child({
+    root = H.root,
+    file = "tests/nvim/locale_child.lua",
+    unset = { "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE", "RPIV_TODO_LOCALE" },
+    vars = vars,
+  }, 2)
+  return got
 end
 
 function H.same(got, want, what)

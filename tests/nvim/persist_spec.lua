@@ -8,6 +8,7 @@ local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}
 
 H.root = T.root()
+H.run_child = dofile(H.root .. "/tests/nvim/child.lua").run
 
 ---A scratch directory (removed at the end).
 function H.tempdir()
@@ -21,44 +22,15 @@ H.dirs = {}
 ---Run persist_child.lua as `role`, started in `cwd`, with the given state and config homes.
 ---@return table what the child recorded
 function H.child(role, cwd, state_home, config_home)
-  local outfile = vim.fn.tempname()
-  local cmd = { "sh", "-c", 'cd "$0" && exec "$@"', cwd, "env" }
-  for _, name in ipairs({ "NVIM", "NVIM_LISTEN_ADDRESS", "VIMINIT", "LUA_PATH", "LUA_CPATH", "RPIV_TODO_LOCALE" }) do
-    cmd[#cmd + 1] = "-u"
-    cmd[#cmd + 1] = name
-  end
-  local vars = {
-    XDG_STATE_HOME = state_home,
-    XDG_CONFIG_HOME = config_home,
-    RPIV_ROLE = role,
-    RPIV_OUT = outfile,
-    RPIV_ROOT = H.root,
-    RPIV_SPEC = H.root .. "/tests/nvim/persist_child.lua",
-  }
-  for k, v in pairs(vars) do
-    cmd[#cmd + 1] = k .. "=" .. v
-  end
-  for _, arg in ipairs({
-    vim.v.progpath,
-    "--headless",
-    "-u",
-    "NONE",
-    "-i",
-    "NONE",
-    "--noplugin",
-    "-c",
-    "luafile " .. H.root .. "/scripts/nvim-runner.lua",
-  }) do
-    cmd[#cmd + 1] = arg
-  end
-  local output = vim.fn.system(cmd)
-  local status = vim.v.shell_error
-  local ok, text = pcall(vim.fn.readfile, outfile)
-  vim.fn.delete(outfile)
-  if status ~= 0 or not ok or #text == 0 then
-    error("child Neovim (" .. role .. ") failed (status " .. status .. "): " .. output, 2)
-  end
-  return vim.json.decode(table.concat(text, "\n"))
+  local got = H.run_child({
+    root = H.root,
+    file = "tests/nvim/persist_child.lua",
+    cwd = cwd,
+    unset = { "RPIV_TODO_LOCALE" },
+    vars = { XDG_STATE_HOME = state_home, XDG_CONFIG_HOME = config_home, RPIV_ROLE = role },
+    label = role,
+  }, 2)
+  return got
 end
 
 ---The file a project directory's default list goes to under `state_home`.
