@@ -6,7 +6,8 @@
 --   * `count(tasks)`: tasks per status over the live ones (tombstones left out);
 --   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session;
 --   * `core()`: the native core, required on first use and remembered;
---   * `add_listener(list, fn)`: append `fn` to a listener list, get back its remover.
+--   * `add_listener(list, fn)`: append `fn` to a listener list, get back its remover;
+--   * `got(value)`: `got <type> <value>`, what an error message says it was handed.
 -- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads
 -- (`core()` loads the core only when a caller first asks for it).
 
@@ -120,6 +121,20 @@ function M.add_listener(listeners, fn)
       end
     end
   end
+end
+
+---`got <type> <value>`, what an error message adds after what it expected (strings
+---quoted, numbers and booleans written out, other values by type only).
+---@param value any
+---@return string
+function M.got(value)
+  local kind = type(value)
+  if kind == "string" then
+    return "got string " .. string.format("%q", value)
+  elseif kind == "number" or kind == "boolean" then
+    return "got " .. kind .. " " .. tostring(value)
+  end
+  return "got " .. kind
 end
 
 return M

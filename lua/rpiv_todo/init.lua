@@ -71,13 +71,7 @@ end
 ---@param value any
 ---@return string
 function H.got(value)
-  local kind = type(value)
-  if kind == "string" then
-    return ", got string " .. string.format("%q", value)
-  elseif kind == "number" or kind == "boolean" then
-    return ", got " .. kind .. " " .. tostring(value)
-  end
-  return ", got " .. kind
+  return ", " .. require("rpiv_todo.common").got(value)
 end
 
 -- Functions called after every successful setup() with the new config (front ends that

@@ -107,17 +107,7 @@ H.POSITIONS = {
 }
 
 ---`got <type> <value>`, what an error message adds after what it expected.
----@param value any
----@return string
-function M.got(value)
-  local kind = type(value)
-  if kind == "string" then
-    return "got string " .. string.format("%q", value)
-  elseif kind == "number" or kind == "boolean" then
-    return "got " .. kind .. " " .. tostring(value)
-  end
-  return "got " .. kind
-end
+M.got = require("rpiv_todo.common").got
 
 ---@param v any
 ---@return boolean
