@@ -170,9 +170,14 @@ fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlu
 /// The collector's state is restored: a collector the host had stopped stays stopped.
 /// PUC Lua 5.1 cannot say whether it runs (`LUA_GCISRUNNING` is LuaJIT's and 5.2's), so
 /// there it is assumed to run and is restarted afterwards.
+///
+/// What the call allocated is paid to the collector when the hold ends (a protected step,
+/// see `Drop`): a stopped collector never collects what Lua allocated meanwhile, and a
+/// host looping over native calls alone (`list:apply` in a `for` loop) would grow its
+/// heap without bound (1.2 GB after 200,000 `list` calls under LuaJIT, measured).
 struct CollectorHold {
     #[cfg(any(feature = "lua51", feature = "luajit"))]
-    restart: Option<mlua::Thread>,
+    restart: Option<(mlua::Thread, std::ffi::c_int)>,
 }
 
 impl CollectorHold {
@@ -183,16 +188,16 @@ impl CollectorHold {
         const LUA_GCISRUNNING: std::ffi::c_int = 9;
         let thread = lua.current_thread();
         // SAFETY: `thread` keeps the state alive; neither option allocates or raises.
-        let running = unsafe {
+        let (running, kb) = unsafe {
             let l = thread.state();
             let running = ffi::lua_gc(l, LUA_GCISRUNNING, 0) != 0;
             if running {
                 ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
             }
-            running
+            (running, ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0))
         };
         CollectorHold {
-            restart: running.then_some(thread),
+            restart: running.then_some((thread, kb)),
         }
     }
 
@@ -205,11 +210,36 @@ impl CollectorHold {
 #[cfg(any(feature = "lua51", feature = "luajit"))]
 impl Drop for CollectorHold {
     fn drop(&mut self) {
-        if let Some(thread) = &self.restart {
-            // SAFETY: as in `new`.
-            unsafe { mlua::ffi::lua_gc(thread.state(), mlua::ffi::LUA_GCRESTART, 0) };
+        use mlua::ffi;
+        let Some((thread, kb_before)) = &self.restart else {
+            return;
+        };
+        // SAFETY: `thread` keeps the state alive. RESTART and COUNT neither allocate nor
+        // raise; the step runs inside `lua_cpcall`, so a finalizer's error stops there
+        // (it is popped and dropped, as Lua 5.4 drops one by default) and never unwinds
+        // into Rust.
+        unsafe {
+            let l = thread.state();
+            let grown = ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0).saturating_sub(*kb_before);
+            ffi::lua_gc(l, ffi::LUA_GCRESTART, 0);
+            if grown > 0 && ffi::lua_cpcall(l, collector_step, grown as usize as *mut _) != 0 {
+                ffi::lua_pop(l, 1);
+            }
         }
     }
+}
+
+/// `lua_cpcall` body for `CollectorHold`: one collector step worth the kilobytes in the
+/// light userdata argument (what the native call allocated while the collector was held).
+#[cfg(any(feature = "lua51", feature = "luajit"))]
+unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    let kb = mlua::ffi::lua_touserdata(l, 1) as usize;
+    mlua::ffi::lua_gc(
+        l,
+        mlua::ffi::LUA_GCSTEP,
+        kb.min(i32::MAX as usize) as std::ffi::c_int,
+    );
+    0
 }
 
 /// The `rpiv_todo.core` table.
