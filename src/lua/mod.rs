@@ -191,6 +191,7 @@ struct Held {
 }
 
 /// Kilobytes native calls allocated under `CollectorHold` and not yet paid for, per state.
+#[cfg(any(feature = "lua51", feature = "luajit"))]
 #[derive(Default)]
 struct CollectorDebt(std::cell::Cell<std::ffi::c_int>);
 
@@ -279,6 +280,7 @@ unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std:
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let ctx = Ctx::new(lua)?;
     lua.set_app_data(ctx.clone());
+    #[cfg(any(feature = "lua51", feature = "luajit"))]
     lua.set_app_data(CollectorDebt::default());
     let core = lua.create_table()?;
     core.set("version", env!("CARGO_PKG_VERSION"))?;
