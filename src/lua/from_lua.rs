@@ -365,14 +365,15 @@ pub(super) mod raw {
         required == 3
     }
 
-    /// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids).
-    unsafe fn copy_ids(l: L, idx: c_int) -> bool {
+    /// The length of the table at `idx` when it is a non-empty array: its keys exactly
+    /// `1..n` (what `copy_ids` and `ids` accept before reading the ids themselves).
+    unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
         if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
-            return false;
+            return None;
         }
         let n = ffi::lua_rawlen(l, idx);
         if n == 0 {
-            return false;
+            return None;
         }
         let mut count = 0;
         ffi::lua_pushnil(l);
@@ -382,12 +383,17 @@ pub(super) mod raw {
             ffi::lua_settop(l, -2);
             if !ok {
                 ffi::lua_settop(l, -2);
-                return false;
+                return None;
             }
         }
-        if count != n {
+        (count == n).then_some(n)
+    }
+
+    /// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids).
+    unsafe fn copy_ids(l: L, idx: c_int) -> bool {
+        let Some(n) = id_array_len(l, idx) else {
             return false;
-        }
+        };
         ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
         for i in 1..=n {
             ffi::lua_rawgeti(l, idx, i as _);
@@ -628,27 +634,7 @@ pub(super) mod raw {
 
     /// A non-empty array of ids (keys exactly `1..n`).
     unsafe fn ids(l: L, idx: c_int) -> Option<Vec<crate::task::Id>> {
-        if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
-            return None;
-        }
-        let n = ffi::lua_rawlen(l, idx);
-        if n == 0 {
-            return None;
-        }
-        let mut count = 0;
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, idx) != 0 {
-            count += 1;
-            let ok = index(l, -2, n).is_some();
-            ffi::lua_settop(l, -2);
-            if !ok {
-                ffi::lua_settop(l, -2);
-                return None;
-            }
-        }
-        if count != n {
-            return None;
-        }
+        let n = id_array_len(l, idx)?;
         let mut out = Vec::with_capacity(n);
         for i in 1..=n {
             ffi::lua_rawgeti(l, idx, i as _);
