@@ -107,6 +107,11 @@ pub(super) unsafe fn push_task(l: L, t: &Task) {
     if let Some(s) = &t.owner {
         set_str(l, c"owner", s);
     }
+    set_metadata_and_extra(l, t);
+}
+
+/// `metadata` and any fields the task model does not know, on the task table on top.
+unsafe fn set_metadata_and_extra(l: L, t: &Task) {
     if let Some(m) = &t.metadata {
         ffi::lua_createtable(l, 0, m.len().min(c_int::MAX as usize) as c_int);
         for (k, v) in m {
@@ -181,23 +186,8 @@ unsafe fn push_task_named(l: L, base: c_int, t: &Task) {
     if let Some(s) = &t.owner {
         set_named(l, base, Const::Owner, || push_str(l, s));
     }
-    if t.metadata.is_some() || !t.extra.is_empty() {
-        // Rare: the general path for the rest of the fields.
-        if let Some(m) = &t.metadata {
-            ffi::lua_createtable(l, 0, m.len().min(c_int::MAX as usize) as c_int);
-            for (k, v) in m {
-                push_str(l, k);
-                push_value(l, v);
-                ffi::lua_rawset(l, -3);
-            }
-            ffi::lua_setfield(l, -2, c"metadata".as_ptr());
-        }
-        for (k, v) in &t.extra {
-            push_str(l, k);
-            push_value(l, v);
-            ffi::lua_rawset(l, -3);
-        }
-    }
+    // Rare: the general path for the rest of the fields.
+    set_metadata_and_extra(l, t);
 }
 
 unsafe fn push_tasks(l: L, tasks: &[Task], names: &Names) {
