@@ -158,92 +158,12 @@ impl State {
     /// Repaired: a `nextId` that is not past every id (below 1, or at or below the largest
     /// id) becomes the largest id + 1, so the next `create` never hands out an id twice.
     pub fn validate(mut self) -> crate::error::Result<State> {
-        use crate::error::Error;
-        use std::collections::HashMap;
-        let mut positions: HashMap<Id, usize> = HashMap::with_capacity(self.tasks.len());
-        let mut largest = 0;
-        for (i, t) in self.tasks.iter().enumerate() {
-            if t.id < 1 {
-                return Err(Error::State(format!(
-                    "tasks[{}].id: ids are integers from 1, got {}",
-                    i + 1,
-                    t.id
-                )));
-            }
-            if let Some(first) = positions.insert(t.id, i) {
-                return Err(Error::State(format!(
-                    "tasks[{}].id: #{} is already the id of tasks[{}]",
-                    i + 1,
-                    t.id,
-                    first + 1
-                )));
-            }
-            largest = largest.max(t.id);
-        }
-        for (i, t) in self.tasks.iter().enumerate() {
-            if let Some(d) = t.blocked_by().iter().find(|d| !positions.contains_key(d)) {
-                return Err(Error::State(format!(
-                    "tasks[{}].blockedBy: #{d} is not in the list",
-                    i + 1
-                )));
-            }
-        }
-        if let Some(id) = self.cycle(&positions) {
-            return Err(Error::State(format!(
-                "tasks: the blockedBy edges form a cycle through #{id}"
-            )));
-        }
-        if largest >= crate::params::MAX_SAFE_INTEGER {
-            return Err(Error::State(format!(
-                "tasks: id #{largest} leaves no nextId a JSON number holds exactly"
-            )));
-        }
+        let tasks = &self.tasks;
+        let largest = check_links(tasks.len(), |i| tasks[i].id, |i| tasks[i].blocked_by())?;
         if self.next_id <= largest || self.next_id < 1 {
             self.next_id = largest + 1;
         }
         Ok(self)
-    }
-
-    /// A task on a cycle of `blockedBy` edges, if there is one (every edge's target is in
-    /// `positions`). Iterative depth-first search: a chain of any length is fine.
-    fn cycle(&self, positions: &std::collections::HashMap<Id, usize>) -> Option<Id> {
-        const NEW: u8 = 0;
-        const OPEN: u8 = 1;
-        const DONE: u8 = 2;
-        let mut mark = vec![NEW; self.tasks.len()];
-        // (position, index of the next edge to follow)
-        let mut stack: Vec<(usize, usize)> = Vec::new();
-        for root in 0..self.tasks.len() {
-            if mark[root] != NEW {
-                continue;
-            }
-            mark[root] = OPEN;
-            stack.push((root, 0));
-            while let Some(top) = stack.last_mut() {
-                let (pos, edge) = *top;
-                match self.tasks[pos].blocked_by().get(edge) {
-                    Some(dep) => {
-                        top.1 += 1;
-                        let Some(&next) = positions.get(dep) else {
-                            continue;
-                        };
-                        match mark[next] {
-                            OPEN => return Some(*dep),
-                            NEW => {
-                                mark[next] = OPEN;
-                                stack.push((next, 0));
-                            }
-                            _ => {}
-                        }
-                    }
-                    None => {
-                        mark[pos] = DONE;
-                        stack.pop();
-                    }
-                }
-            }
-        }
-        None
     }
 
     /// Positions by id for many lookups in one call: a binary search on a sorted list (what
@@ -260,6 +180,103 @@ impl State {
         });
         Index { state: self, map }
     }
+}
+
+/// The rules [`State::validate`] refuses by, over `n` tasks given by their ids and
+/// `blockedBy` ids (so that a copy made elsewhere, such as a snapshot copied table to
+/// table, is held to them without becoming a `State` first). Gives the largest id (0 for
+/// none).
+pub fn check_links<'a>(
+    n: usize,
+    id: impl Fn(usize) -> Id,
+    deps: impl Fn(usize) -> &'a [Id],
+) -> crate::error::Result<Id> {
+    use crate::error::Error;
+    use std::collections::HashMap;
+    let mut positions: HashMap<Id, usize> = HashMap::with_capacity(n);
+    let mut largest = 0;
+    for i in 0..n {
+        let id = id(i);
+        if id < 1 {
+            return Err(Error::State(format!(
+                "tasks[{}].id: ids are integers from 1, got {id}",
+                i + 1
+            )));
+        }
+        if let Some(first) = positions.insert(id, i) {
+            return Err(Error::State(format!(
+                "tasks[{}].id: #{id} is already the id of tasks[{}]",
+                i + 1,
+                first + 1
+            )));
+        }
+        largest = largest.max(id);
+    }
+    for i in 0..n {
+        if let Some(d) = deps(i).iter().find(|d| !positions.contains_key(d)) {
+            return Err(Error::State(format!(
+                "tasks[{}].blockedBy: #{d} is not in the list",
+                i + 1
+            )));
+        }
+    }
+    if let Some(id) = cycle(n, &deps, &positions) {
+        return Err(Error::State(format!(
+            "tasks: the blockedBy edges form a cycle through #{id}"
+        )));
+    }
+    if largest >= crate::params::MAX_SAFE_INTEGER {
+        return Err(Error::State(format!(
+            "tasks: id #{largest} leaves no nextId a JSON number holds exactly"
+        )));
+    }
+    Ok(largest)
+}
+
+/// A task on a cycle of `blockedBy` edges, if there is one (every edge's target is in
+/// `positions`). Iterative depth-first search: a chain of any length is fine.
+fn cycle<'a>(
+    n: usize,
+    deps: &impl Fn(usize) -> &'a [Id],
+    positions: &std::collections::HashMap<Id, usize>,
+) -> Option<Id> {
+    const NEW: u8 = 0;
+    const OPEN: u8 = 1;
+    const DONE: u8 = 2;
+    let mut mark = vec![NEW; n];
+    // (position, index of the next edge to follow)
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if mark[root] != NEW {
+            continue;
+        }
+        mark[root] = OPEN;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (pos, edge) = *top;
+            match deps(pos).get(edge) {
+                Some(dep) => {
+                    top.1 += 1;
+                    let Some(&next) = positions.get(dep) else {
+                        continue;
+                    };
+                    match mark[next] {
+                        OPEN => return Some(*dep),
+                        NEW => {
+                            mark[next] = OPEN;
+                            stack.push((next, 0));
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    mark[pos] = DONE;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
 }
 
 /// See [`State::index`].

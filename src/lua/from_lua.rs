@@ -223,12 +223,14 @@ pub(super) mod raw {
         next: &LuaValue,
     ) -> mlua::Result<Option<Table>> {
         let mut plain = false;
+        let mut links = Links::default();
         // SAFETY: the closure reads the entry and builds new tables; it leaves exactly the
         // result (or nil). It owns nothing with a destructor but, briefly, a metadata value
-        // while pushing it (a Lua error there would leak it, nothing worse).
+        // while pushing it (a Lua error there would leak it, nothing worse); `links` is
+        // owned out here.
         let t: LuaValue = unsafe {
             lua.exec_raw((&ctx.array_mt, &ctx.consts, tasks, next), |l| {
-                plain = copy(l);
+                plain = copy(l, &mut links);
                 if plain {
                     ffi::lua_insert(l, 1);
                     ffi::lua_settop(l, 1);
@@ -255,10 +257,20 @@ pub(super) mod raw {
     const COPY_TASKS: c_int = 3;
     const COPY_NEXT: c_int = 4;
 
+    /// Each copied task's id and `blockedBy` ids, for `task::check_links`.
+    #[derive(Default)]
+    struct Links {
+        ids: Vec<crate::task::Id>,
+        /// Per task: where its `blockedBy` ids start in `edges`, and how many.
+        deps: Vec<(usize, usize)>,
+        edges: Vec<crate::task::Id>,
+    }
+
     /// `{ tasks = { copies }, nextId = n }` on top of the stack when every task at
-    /// `COPY_TASKS` has the plain shape; false (stack left as it is) at the first that has
-    /// not.
-    unsafe fn copy(l: L) -> bool {
+    /// `COPY_TASKS` has the plain shape and together they keep the list's rules
+    /// (`State::validate`, `nextId` repaired as it repairs it); false (stack left as it
+    /// is) otherwise.
+    unsafe fn copy(l: L, links: &mut Links) -> bool {
         let Some(names) = Names::new(l, COPY_CONSTS) else {
             return false;
         };
@@ -288,15 +300,30 @@ pub(super) mod raw {
         ffi::lua_createtable(l, 0, 2);
         ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
         let dst_tasks = ffi::lua_gettop(l);
+        links.ids.reserve(n);
+        links.deps.reserve(n);
         for i in 1..=n {
             ffi::lua_rawgeti(l, COPY_TASKS, i as _);
             let src = dst_tasks + 1;
-            if ffi::lua_type(l, src) != ffi::LUA_TTABLE || !copy_task(l, &names, src) {
+            if ffi::lua_type(l, src) != ffi::LUA_TTABLE || !copy_task(l, &names, src, links) {
                 return false;
             }
             ffi::lua_rawseti(l, dst_tasks, i as _);
             ffi::lua_settop(l, dst_tasks);
         }
+        let Links { ids, deps, edges } = &*links;
+        let Ok(largest) = crate::task::check_links(
+            ids.len(),
+            |i| ids[i],
+            |i| &edges[deps[i].0..deps[i].0 + deps[i].1],
+        ) else {
+            return false;
+        };
+        let next_id = if next_id <= largest || next_id < 1 {
+            largest + 1
+        } else {
+            next_id
+        };
         ffi::lua_setfield(l, -2, c"tasks".as_ptr());
         ffi::lua_pushinteger(l, next_id as _);
         ffi::lua_setfield(l, -2, c"nextId".as_ptr());
@@ -304,8 +331,10 @@ pub(super) mod raw {
     }
 
     /// Check the task table at `src` (the plain shape of `task`) and leave its copy on top.
-    unsafe fn copy_task(l: L, names: &Names, src: c_int) -> bool {
+    unsafe fn copy_task(l: L, names: &Names, src: c_int, links: &mut Links) -> bool {
         let dst = src + 1;
+        let start = links.edges.len();
+        let mut id = None;
         ffi::lua_createtable(l, 0, 4);
         let (key, val) = (dst + 1, dst + 2);
         let mut required = 0;
@@ -335,14 +364,15 @@ pub(super) mod raw {
             let ok = match field {
                 Some(Const::Id) => match num(l, val).and_then(|v| crate::params::id("id", &v).ok())
                 {
-                    Some(id) => {
-                        ffi::lua_pushinteger(l, id as _);
+                    Some(v) => {
+                        ffi::lua_pushinteger(l, v as _);
+                        id = Some(v);
                         required += 1;
                         true
                     }
                     None => false,
                 },
-                Some(Const::BlockedBy) => copy_ids(l, val),
+                Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges),
                 Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
                     match value(l, COPY_CONSTS, val, 2, Empty::Object, false) {
                         Some(v @ Value::Object(_))
@@ -362,7 +392,12 @@ pub(super) mod raw {
             ffi::lua_rawset(l, dst);
             ffi::lua_settop(l, key);
         }
-        required == 3
+        let Some(id) = id.filter(|_| required == 3) else {
+            return false;
+        };
+        links.ids.push(id);
+        links.deps.push((start, links.edges.len() - start));
+        true
     }
 
     /// The length of the table at `idx` when it is a non-empty array: its keys exactly
@@ -389,8 +424,9 @@ pub(super) mod raw {
         (count == n).then_some(n)
     }
 
-    /// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids).
-    unsafe fn copy_ids(l: L, idx: c_int) -> bool {
+    /// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids),
+    /// adding the ids to `edges`.
+    unsafe fn copy_ids(l: L, idx: c_int, edges: &mut Vec<crate::task::Id>) -> bool {
         let Some(n) = id_array_len(l, idx) else {
             return false;
         };
@@ -402,6 +438,7 @@ pub(super) mod raw {
             let Some(id) = id else {
                 return false;
             };
+            edges.push(id);
             ffi::lua_pushinteger(l, id as _);
             ffi::lua_rawseti(l, -2, i as _);
         }
@@ -676,6 +713,10 @@ pub(super) mod raw {
     /// A number as mlua reads it: Lua 5.4 keeps its integer subtype; LuaJIT and 5.1
     /// numbers with an exact `i64` value are integers.
     pub unsafe fn num(l: L, idx: c_int) -> Option<Value> {
+        // Not `lua_tonumber` alone: it reads "1" as 1 and anything else as 0.
+        if ffi::lua_type(l, idx) != ffi::LUA_TNUMBER {
+            return None;
+        }
         #[cfg(feature = "lua54")]
         {
             if ffi::lua_isinteger(l, idx) != 0 {
@@ -809,21 +850,222 @@ pub(super) mod raw {
 }
 
 /// `core.replay` as LuaJIT runs it: the walk over entries in Lua, which the JIT compiles,
-/// and the winning entry's snapshot read natively (`raw::snapshot_table`). The same rule
-/// as `raw::find` (`tests::the_walk_in_lua_agrees_with_the_walk_in_c` holds them equal).
+/// and the winning entry's snapshot copied in Lua too when every task has the plain shape
+/// `raw::snapshot_table` copies (known fields only, no metadata); any other snapshot, and
+/// any doubt, goes to `raw::snapshot_table`. The same rule and the same copies as the C
+/// walk (`tests::the_walk_in_lua_agrees_with_the_walk_in_c`,
+/// `tests::the_copy_in_lua_agrees_with_the_copy_in_c`).
+///
+/// The copy reads the known fields by name and counts the task's keys to find any other,
+/// then builds the task in one constructor. Text must be UTF-8: ASCII passes a byte-class
+/// search, anything else is checked natively, and text up to 512 bytes that passed is
+/// remembered (at most 2,048 strings, then the memory starts afresh), so the strings a
+/// conversation repeats in every snapshot are checked once.
 ///
 /// Measured before choosing (LuaJIT 2.1, release module, `scripts/bench.sh`, µs, module
 /// vs the plain-Lua anchor in the same run): walking past 1,999 other entries costs the
 /// C walk ~80 ns an entry (a dozen C API calls, none compiled), about 170 µs, where the
-/// anchor's compiled Lua takes ~9 ns an entry; the whole row was 300 vs 95 (3.2x). Lua
-/// 5.4 interprets Lua, so there the C walk stays.
+/// anchor's compiled Lua takes ~9 ns an entry; the whole row was 300 vs 95 (3.2x). With
+/// the walk in Lua and the copy in C the 200-task copy alone was 53-81 µs against the
+/// anchor's 34-54 (a C API call per key and per value); copied in Lua, 23-29 µs. Lua 5.4
+/// interprets Lua, so there the C walk and copy stay.
 #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
 pub const WALK_IN_LUA: &str = r#"
-local native, snapshot = ...
-local type, rawget, next = type, rawget, next
+local native, snapshot, utf8 = ...
+local type, rawget, next, floor, find = type, rawget, next, math.floor, string.find
 local len = rawlen or function(t)
   return #t
 end
+local new = select(2, pcall(require, "table.new"))
+if type(new) ~= "function" then
+  new = function()
+    return {}
+  end
+end
+local MAX = 2 ^ 53 - 1
+local STATUS = { pending = true, in_progress = true, completed = true, deleted = true }
+
+-- UTF-8 text: remembered, or ASCII, or checked natively; short text that passed is
+-- remembered (a table lookup costs less than the byte search).
+local seen, seen_n = {}, 0
+local function text(s)
+  if seen[s] then
+    return true
+  end
+  if type(s) ~= "string" or (find(s, "[\128-\255]") and not utf8(s)) then
+    return false
+  end
+  if #s <= 512 then
+    if seen_n >= 2048 then
+      seen, seen_n = {}, 0
+    end
+    seen[s], seen_n = true, seen_n + 1
+  end
+  return true
+end
+
+-- An id as the reducer reads one: an integer of at most 2^53 - 1 either way; -0 is 0.
+local function id(v)
+  if type(v) == "number" and v == floor(v) and v >= -MAX and v <= MAX then
+    if v == 0 then
+      return 0
+    end
+    return v
+  end
+end
+
+local function count(t)
+  local n = 0
+  for _ in next, t do
+    n = n + 1
+  end
+  return n
+end
+
+-- A non-empty array of ids (keys exactly 1..n), copied.
+local function ids(t)
+  if type(t) ~= "table" then
+    return nil
+  end
+  local n = len(t)
+  if n == 0 or count(t) ~= n then
+    return nil
+  end
+  local out = new(n, 0)
+  for i = 1, n do
+    local v = id(rawget(t, i))
+    if v == nil then
+      return nil
+    end
+    out[i] = v
+  end
+  return out
+end
+
+-- Do the blockedBy edges of the tasks at positions `linked` form a cycle? Depth first
+-- from each, one mark per task for the whole search, so every edge is followed once.
+local function cycle(out, at, linked)
+  local mark = {} -- 1: on the current path, 2: done
+  local ids, edges = {}, {}
+  for j = 1, #linked do
+    local root = out[linked[j]].id
+    if mark[root] == nil then
+      ids[1], edges[1], mark[root] = root, 0, 1
+      local top = 1
+      while top > 0 do
+        local id = ids[top]
+        local deps = out[at[id]].blockedBy
+        local e = edges[top] + 1
+        if deps ~= nil and e <= #deps then
+          edges[top] = e
+          local d = deps[e]
+          local m = mark[d]
+          if m == 1 then
+            return true
+          elseif m == nil then
+            top = top + 1
+            ids[top], edges[top], mark[d] = d, 0, 1
+          end
+        else
+          mark[id] = 2
+          top = top - 1
+        end
+      end
+    end
+  end
+  return false
+end
+
+-- The copy of a snapshot whose tasks all have the plain shape and keep the list's rules
+-- (ids from 1, each once, blockedBy ids in the list and no cycle; nextId past the largest
+-- id, repaired as State::validate repairs it); nil to let C decide.
+local function copy(tasks, next_id)
+  local n = len(tasks)
+  next_id = id(next_id)
+  if n == 0 or next_id == nil or count(tasks) ~= n then
+    return nil
+  end
+  local out, at, linked, largest = new(n, 0), new(n + 1, 0), nil, 0
+  for i = 1, n do
+    local t = rawget(tasks, i)
+    if type(t) ~= "table" then
+      return nil
+    end
+    local tid, subject, status = id(rawget(t, "id")), rawget(t, "subject"), rawget(t, "status")
+    if tid == nil or tid < 1 or at[tid] ~= nil or not STATUS[status] or not text(subject) then
+      return nil
+    end
+    at[tid] = i
+    if tid > largest then
+      largest = tid
+    end
+    local d, a, o, b = rawget(t, "description"), rawget(t, "activeForm"), rawget(t, "owner"), rawget(t, "blockedBy")
+    local keys = 3
+    if d ~= nil then
+      if not text(d) then
+        return nil
+      end
+      keys = keys + 1
+    end
+    if a ~= nil then
+      if not text(a) then
+        return nil
+      end
+      keys = keys + 1
+    end
+    if o ~= nil then
+      if not text(o) then
+        return nil
+      end
+      keys = keys + 1
+    end
+    if b ~= nil then
+      b = ids(b)
+      if b == nil then
+        return nil
+      end
+      keys = keys + 1
+      linked = linked or {}
+      linked[#linked + 1] = i
+    end
+    for _ in next, t do
+      keys = keys - 1
+    end
+    if keys ~= 0 then
+      return nil
+    end
+    out[i] = {
+      id = tid,
+      subject = subject,
+      status = status,
+      description = d,
+      activeForm = a,
+      owner = o,
+      blockedBy = b,
+    }
+  end
+  if largest >= MAX then
+    return nil
+  end
+  if linked ~= nil then
+    for j = 1, #linked do
+      local deps = out[linked[j]].blockedBy
+      for k = 1, #deps do
+        if at[deps[k]] == nil then
+          return nil
+        end
+      end
+    end
+    if cycle(out, at, linked) then
+      return nil
+    end
+  end
+  if next_id <= largest or next_id < 1 then
+    next_id = largest + 1
+  end
+  return { tasks = out, nextId = next_id }
+end
+
 return function(entries)
   if type(entries) ~= "table" then
     return native(entries)
@@ -837,7 +1079,7 @@ return function(entries)
         if type(d) == "table" then
           local tasks, n = rawget(d, "tasks"), rawget(d, "nextId")
           if type(tasks) == "table" and type(n) == "number" and (len(tasks) > 0 or next(tasks) == nil) then
-            local state = snapshot(tasks, n)
+            local state = copy(tasks, n) or snapshot(tasks, n)
             if state then
               return state
             end
@@ -859,9 +1101,11 @@ pub fn walk_in_lua(lua: &Lua, native: mlua::Function) -> mlua::Result<mlua::Func
             raw::snapshot_table(lua, &ctx, &tasks, &next)
         })
     })?;
+    let utf8 = lua
+        .create_function(|_, s: mlua::LuaString| Ok(std::str::from_utf8(&s.as_bytes()).is_ok()))?;
     lua.load(WALK_IN_LUA)
         .set_name("=rpiv_todo.core.replay")
-        .call((native, snapshot))
+        .call((native, snapshot, utf8))
 }
 
 /// The slots of `Ctx::consts`: Lua values the raw reads compare with, made once per state.
@@ -1171,9 +1415,9 @@ mod tests {
     #[test]
     fn the_walk_in_lua_agrees_with_the_walk_in_c() {
         let lua = Lua::new();
-        let core = crate::lua::exports(&lua).unwrap();
+        crate::lua::exports(&lua).unwrap();
         let ctx = Ctx::get(&lua).unwrap();
-        let native: mlua::Function = core.get("replay").unwrap();
+        let native = crate::lua::native_replay(&lua).unwrap();
         let in_lua = walk_in_lua(&lua, native.clone()).unwrap();
         let read = |v: LuaValue| {
             let v = safe::value(&ctx, &v, "state", 0, Empty::Object).unwrap();
@@ -1213,6 +1457,195 @@ mod tests {
         let a: LuaValue = in_lua.call(LuaValue::Nil).unwrap();
         assert_eq!(read(a), State::default());
         assert!(in_lua.call::<LuaValue>(5).is_err());
+    }
+
+    /// Lua-built snapshots, odd in ways JSON cannot be, through both walks: the same
+    /// tables (same keys, same strings, numbers equal bit for bit), or both the empty list.
+    #[test]
+    fn the_copy_in_lua_agrees_with_the_copy_in_c() {
+        let lua = Lua::new();
+        crate::lua::exports(&lua).unwrap();
+        let ctx = Ctx::get(&lua).unwrap();
+        let native = crate::lua::native_replay(&lua).unwrap();
+        let in_lua = walk_in_lua(&lua, native.clone()).unwrap();
+        let same: mlua::Function = lua
+            .load(
+                r#"
+                local function same(a, b, path)
+                  if type(a) ~= type(b) then
+                    return path .. ": " .. type(a) .. " vs " .. type(b)
+                  end
+                  if type(a) == "number" then
+                    if a ~= b or 1 / a ~= 1 / b then
+                      return path .. ": " .. tostring(a) .. " vs " .. tostring(b)
+                    end
+                  elseif type(a) == "table" then
+                    if getmetatable(a) ~= getmetatable(b) then
+                      return path .. ": metatables differ"
+                    end
+                    for k, v in pairs(a) do
+                      local bad = same(v, rawget(b, k), path .. "." .. tostring(k))
+                      if bad then
+                        return bad
+                      end
+                    end
+                    for k in pairs(b) do
+                      if rawget(a, k) == nil then
+                        return path .. "." .. tostring(k) .. ": only in the second"
+                      end
+                    end
+                  elseif not rawequal(a, b) then
+                    return path .. ": " .. tostring(a) .. " vs " .. tostring(b)
+                  end
+                end
+                return function(a, b)
+                  return same(a, b, "state")
+                end
+                "#,
+            )
+            .eval()
+            .unwrap();
+        // Each case: the tasks and nextId of the newest entry; an older entry holds one
+        // plain task, so a refused snapshot shows as that list.
+        let cases = [
+            "{ { id = 1, subject = 'a', status = 'pending' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', description = 'd', activeForm = 'f', owner = 'o' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending' }, { id = 2, subject = 'b', status = 'completed', blockedBy = { 1 } } }, 3",
+            "{ { id = -0.0, subject = 'a', status = 'pending' } }, -0.0",
+            "{ { id = -7, subject = 'a', status = 'deleted' } }, 0",
+            "{ { id = 2^53 - 1, subject = 'a', status = 'pending' } }, 2^53 - 1",
+            "{ { id = 2^53, subject = 'a', status = 'pending' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending' } }, 2^53",
+            "{ { id = 1, subject = 'a', status = 'pending' } }, 0/0",
+            "{ { id = 1, subject = 'a', status = 'pending' } }, 1/0",
+            "{ { id = 1, subject = 'a', status = 'pending' } }, 2.5",
+            "{ { id = 1.5, subject = 'a', status = 'pending' } }, 2",
+            "{ { id = '1', subject = 'a', status = 'pending' } }, 2",
+            "{ { id = {}, subject = 'a', status = 'pending' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { '1' } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { {} } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = {} } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { 1, nil, 3 } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { 1, x = 2 } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { [2] = 1 } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { -0.0, 2^53 - 1 } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { 1.5 } } }, 2",
+            "{ { id = 1, subject = 'caf\\195\\169', status = 'pending' } }, 2",
+            "{ { id = 1, subject = 'a\\255b', status = 'pending' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', description = '\\192\\128' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', activeForm = 5 } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', owner = false } }, 2",
+            "{ { id = 1, subject = 'a', status = 'done' } }, 2",
+            "{ { id = 1, subject = 'a', status = 1 } }, 2",
+            "{ { id = 1, subject = 'a' } }, 2",
+            "{ { subject = 'a', status = 'pending' } }, 2",
+            "{ { id = 1, status = 'pending' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', extra = 1 } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', [1] = 'x' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', [true] = 'x' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', tasks = {} } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', metadata = { k = 'v' } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', metadata = {} } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', metadata = 5 } }, 2",
+            "{ setmetatable({ id = 1, subject = 'a' }, { __index = { status = 'pending' } }) }, 2",
+            "setmetatable({}, { __index = { { id = 1, subject = 'a', status = 'pending' } } }), 2",
+            "{ { id = 1, subject = 'a', status = 'pending' }, 5 }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending' }, x = 1 }, 2",
+            "{ [2] = { id = 1, subject = 'a', status = 'pending' } }, 2",
+            "{}, 2",
+            "{}, 2.5",
+            // The list's rules (`State::validate`): refused, or nextId repaired.
+            "{ { id = 0, subject = 'a', status = 'pending' } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending' }, { id = 1, subject = 'b', status = 'pending' } }, 3",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { 2 } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { 1 } } }, 2",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { 2 } }, \
+               { id = 2, subject = 'b', status = 'pending', blockedBy = { 3 } }, \
+               { id = 3, subject = 'c', status = 'pending', blockedBy = { 1 } } }, 4",
+            "{ { id = 1, subject = 'a', status = 'pending', blockedBy = { 2, 3 } }, \
+               { id = 2, subject = 'b', status = 'pending', blockedBy = { 3 } }, \
+               { id = 3, subject = 'c', status = 'pending' } }, 4",
+            "{ { id = 5, subject = 'a', status = 'pending' } }, 3",
+            "{ { id = 5, subject = 'a', status = 'pending' } }, 5",
+            "{ { id = 5, subject = 'a', status = 'pending' } }, -4",
+            "{ { id = 2^53 - 1, subject = 'a', status = 'pending' } }, 1",
+            "{ { id = 2^53 - 2, subject = 'a', status = 'pending' } }, 1",
+            // A chain of 3,000 tasks, each blocked by the next; and the same closed.
+            "(function() local t = {}; for i = 1, 3000 do t[i] = { id = i, subject = 's', status = 'pending', \
+               blockedBy = i < 3000 and { i + 1 } or nil } end; return t end)(), 3001",
+            "(function() local t = {}; for i = 1, 3000 do t[i] = { id = i, subject = 's', status = 'pending', \
+               blockedBy = { i % 3000 + 1 } } end; return t end)(), 3001",
+        ];
+        let older = "{ type = 'message', message = { role = 'toolResult', toolName = 'todo', \
+                     details = { tasks = { { id = 9, subject = 'older', status = 'pending' } }, nextId = 10 } } }";
+        for case in cases {
+            let entries: Table = lua
+                .load(format!(
+                    "local tasks, n = {case}; return {{ {older}, {{ type = 'message', message = \
+                     {{ role = 'toolResult', toolName = 'todo', details = {{ tasks = tasks, nextId = n }} }} }} }}"
+                ))
+                .eval()
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            let a: LuaValue = native.call(&entries).unwrap();
+            let b: LuaValue = in_lua.call(&entries).unwrap();
+            let bad: Option<String> = same.call((a.clone(), b)).unwrap();
+            assert_eq!(bad, None, "for {case}");
+            // And both as the general conversion has it: the newest snapshot converted to
+            // JSON values and read as a state, or (when it is not one) the older list.
+            let details: Table = entries
+                .get::<Table>(2)
+                .unwrap()
+                .get::<Table>("message")
+                .unwrap()
+                .get("details")
+                .unwrap();
+            let general = safe::value(
+                &ctx,
+                &details.get("tasks").unwrap(),
+                "tasks",
+                0,
+                Empty::Array,
+            )
+            .ok()
+            .zip(
+                safe::value(
+                    &ctx,
+                    &details.get("nextId").unwrap(),
+                    "nextId",
+                    0,
+                    Empty::Object,
+                )
+                .ok(),
+            )
+            .and_then(|(t, n)| crate::replay::state_from_parts(t, n));
+            let older = State {
+                tasks: vec![Task::new(9, "older".into())],
+                next_id: 10,
+            };
+            let got = safe::value(&ctx, &a, "state", 0, Empty::Object)
+                .and_then(|v| crate::json::state_from_value(&v));
+            assert_eq!(got, Ok(general.unwrap_or(older)), "for {case}");
+        }
+        // Text is remembered once checked; a string that failed is checked again each time.
+        for _ in 0..3 {
+            let entries: Table = lua
+                .load(format!(
+                    "return {{ {older}, {{ type = 'message', message = {{ role = 'toolResult', toolName = 'todo', \
+                     details = {{ tasks = {{ {{ id = 1, subject = 'caf\\195\\169', status = 'pending', \
+                     owner = 'x\\255' }} }}, nextId = 2 }} }} }} }}"
+                ))
+                .eval()
+                .unwrap();
+            let b: Table = in_lua.call(&entries).unwrap();
+            let subject: String = b
+                .get::<Table>("tasks")
+                .unwrap()
+                .get::<Table>(1)
+                .unwrap()
+                .get("subject")
+                .unwrap();
+            assert_eq!(subject, "older");
+        }
     }
 
     #[test]

@@ -314,18 +314,11 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
             })
         })?,
     )?;
-    core.set(
-        "replay",
-        lua.create_function(|lua, entries: LuaValue| {
-            guarded(lua, "replay", || {
-                let ctx = Ctx::get(lua)?;
-                replay(lua, &ctx, &entries)
-            })
-        })?,
-    )?;
+    let replay = native_replay(lua)?;
     // LuaJIT compiles a walk written in Lua; its C API cannot keep up (from_lua::WALK_IN_LUA).
     #[cfg(feature = "luajit")]
-    core.set("replay", from_lua::walk_in_lua(lua, core.get("replay")?)?)?;
+    let replay = from_lua::walk_in_lua(lua, replay)?;
+    core.set("replay", replay)?;
     core.set(
         "sanitize",
         lua.create_function(|lua, text: mlua::LuaString| {
@@ -372,6 +365,17 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     i18n::register(lua, &core)?;
     store::register(lua, &core)?;
     Ok(core)
+}
+
+/// `core.replay` as C runs it: what every flavour but LuaJIT exports, and what LuaJIT's
+/// walk in Lua hands JSON text, misuse and the snapshots it does not copy itself.
+pub(crate) fn native_replay(lua: &Lua) -> mlua::Result<mlua::Function> {
+    lua.create_function(|lua, entries: LuaValue| {
+        guarded(lua, "replay", || {
+            let ctx = Ctx::get(lua)?;
+            replay(lua, &ctx, &entries)
+        })
+    })
 }
 
 /// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.
