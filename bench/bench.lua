@@ -231,6 +231,21 @@ do
   end, N)
   H.row("overlay, budget 11, plain, from a list handle", mine, theirs)
 
+  -- The same with the budget changing on every render (11, then 10): the module's view of
+  -- an unchanged list is reused only for the same budget, so this row draws every time.
+  local opts10 = { width = width, max_widget_lines = 11, theme = todo.overlay.themes.plain }
+  local aopts10 = { width = width, max_widget_lines = 11, theme = AO and AO.themes.plain }
+  mine, theirs = H.best(function()
+    for i = 1, N do
+      todo.overlay.render(list, i % 2 == 0 and opts or opts10)
+    end
+  end, A and function()
+    for i = 1, N do
+      AO.render(alist.tasks, i % 2 == 0 and aopts or aopts10)
+    end
+  end, N)
+  H.row("overlay, budgets 11 and 10 in turn, list handle", mine, theirs)
+
   -- What a front end does after each tool call (nvim.lua's paint): render the live
   -- overlay from the session, whose list is read in place (no snapshot is built).
   local session = todo.session("bench")

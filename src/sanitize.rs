@@ -63,6 +63,10 @@ pub fn sanitize(input: &str) -> Cow<'_, str> {
 /// so every Bidi_Control character is gone from what a person reads.
 pub fn display(input: &str) -> Cow<'_, str> {
     const ALM: char = '\u{61c}';
+    // Most text is printable ASCII: one pass settles it.
+    if input.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Cow::Borrowed(input);
+    }
     match sanitize(input) {
         Cow::Borrowed(s) if !s.contains(ALM) => Cow::Borrowed(s),
         Cow::Borrowed(s) => Cow::Owned(s.replace(ALM, "")),

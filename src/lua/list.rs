@@ -1,7 +1,7 @@
 //! `core.list(state)`: a list held in Rust. Hosts and sessions keep one per session and
 //! call it for every tool call, so nothing but the result crosses the boundary.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 use serde_json::{Map, Value};
@@ -15,20 +15,38 @@ use crate::task::State;
 /// The list behind a `core.list` handle.
 #[derive(Default)]
 pub struct List {
-    pub state: State,
+    /// Written only through `state_mut` and `parts_mut`, which drop `view`.
+    state: State,
     /// A call that changes the list is under way (see `Call`).
     busy: Cell<bool>,
     /// The tasks' JSON text from the last `apply_json`, reused while they are unchanged.
     json: crate::json::TaskJson,
+    /// The last panel view drawn from this list (`overlay::view`), reused while the list
+    /// is unchanged.
+    pub(super) view: RefCell<Option<super::overlay::ViewMemo>>,
 }
 
 impl List {
     pub fn new(state: State) -> List {
         List {
             state,
-            busy: Cell::new(false),
-            json: Default::default(),
+            ..Default::default()
         }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The state for writing; whatever was remembered from it is forgotten.
+    fn state_mut(&mut self) -> &mut State {
+        self.parts_mut().0
+    }
+
+    /// `state_mut` with the JSON text cache beside it.
+    fn parts_mut(&mut self) -> (&mut State, &mut crate::json::TaskJson) {
+        self.view.get_mut().take();
+        (&mut self.state, &mut self.json)
     }
 }
 
@@ -167,7 +185,7 @@ impl UserData for List {
                 };
                 let reply = match list {
                     Some(mut list) => {
-                        run(&mut list.state, args.parsed.as_ref().map_err(Clone::clone))
+                        run(list.state_mut(), args.parsed.as_ref().map_err(Clone::clone))
                     }
                     None => busy(),
                 };
@@ -187,8 +205,8 @@ impl UserData for List {
                     };
                     let out = match list {
                         Some(mut list) => {
-                            let list = &mut *list;
-                            crate::call::call_json_cached(&mut list.state, &mut list.json, &text)
+                            let (state, json) = list.parts_mut();
+                            crate::call::call_json_cached(state, json, &text)
                         }
                         None => busy_json(&ud, &text)?,
                     };
@@ -216,7 +234,7 @@ impl UserData for List {
                 let state = super::state_arg(lua, &ctx, &state, "replace")?;
                 match writable(&ud)? {
                     Some(mut list) => {
-                        list.state = state;
+                        *list.state_mut() = state;
                         Ok(())
                     }
                     None => Err(super::api_error("list:replace", Error::Busy)),

@@ -110,7 +110,7 @@ fn state_arg(lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<Sta
             serde_json::from_slice::<Value>(&s.as_bytes()).map_err(|e| Error::Json(e.to_string()))
         }
         LuaValue::UserData(ud) => match ud.borrow::<List>() {
-            Ok(list) => return Ok(list.state.clone()),
+            Ok(list) => return Ok(list.state().clone()),
             Err(_) => Err(Error::input(
                 "state",
                 "a table, a JSON string or a list",

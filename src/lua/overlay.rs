@@ -183,9 +183,26 @@ fn view(
     match source {
         LuaValue::UserData(ud) if ud.is::<List>() => {
             let list = ud.borrow::<List>()?;
-            let tasks = &list.state.tasks;
+            // Nothing hidden and the shipped row function: the rows reach no host code,
+            // so an unchanged list's rows are handed out again (counts are always new:
+            // a host's heading may keep or change them).
+            let memo = matches!(hide, Hide::None) && !with_tasks;
+            if memo {
+                if let Some(m) = list.view.borrow().as_ref() {
+                    if m.budget == budget && m.collapsed == collapsed {
+                        let counts = counts_table(lua, &m.panel)?;
+                        return Ok(view_of(m.rows.clone(), counts, &m.panel));
+                    }
+                }
+            }
+            let tasks = &list.state().tasks;
             let entries: Vec<Entry> = tasks.iter().map(Entry::of).collect();
-            let panel = hide.panel(&entries, Some(list.state.next_id as f64), budget, collapsed);
+            let panel = hide.panel(
+                &entries,
+                Some(list.state().next_id as f64),
+                budget,
+                collapsed,
+            );
             let visible: &[usize] = if collapsed {
                 &[]
             } else {
@@ -214,6 +231,16 @@ fn view(
                     ffi::lua_remove(l, 1);
                 })?
             };
+            if memo {
+                let view = view_of(rows.clone(), counts, &panel);
+                *list.view.borrow_mut() = Some(ViewMemo {
+                    budget,
+                    collapsed,
+                    rows,
+                    panel,
+                });
+                return Ok(view);
+            }
             Ok(view_of(rows, counts, &panel))
         }
         LuaValue::Table(state) => {
@@ -258,6 +285,25 @@ fn view_of(rows: Table, counts: Table, panel: &Panel) -> View {
         panel.layout.hidden_completed,
         panel.layout.truncated_tail,
     )
+}
+
+/// A list's last view with nothing hidden (`view`): the rows table, and the decisions
+/// behind it for the counts and the scalars. `List` drops it when the list changes.
+pub struct ViewMemo {
+    budget: usize,
+    collapsed: bool,
+    rows: Table,
+    panel: Panel,
+}
+
+/// `push_counts` as a table of its own.
+fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
+    // SAFETY: as in `to_lua::state`.
+    unsafe {
+        lua.exec_raw((), |l| {
+            push_counts(l, panel);
+        })
+    }
 }
 
 /// `{ total, pending, in_progress, completed }` (the Lua layer's spelling).
@@ -527,13 +573,13 @@ fn layout(
     let (visible, panel) = match state {
         LuaValue::UserData(ud) if ud.is::<List>() => {
             let list = ud.borrow::<List>()?;
-            let entries: Vec<Entry> = list.state.tasks.iter().map(Entry::of).collect();
+            let entries: Vec<Entry> = list.state().tasks.iter().map(Entry::of).collect();
             let panel = hide.panel(&entries, None, budget, true);
             let tasks: Vec<&Task> = panel
                 .layout
                 .visible
                 .iter()
-                .map(|&i| &list.state.tasks[i])
+                .map(|&i| &list.state().tasks[i])
                 .collect();
             // SAFETY: as in `rows_of_list`.
             let visible: Table = unsafe {

@@ -32,7 +32,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
                     // A list handle is written in place, without a copy.
                     LuaValue::UserData(ud) if ud.is::<List>() => {
                         let list = ud.borrow::<List>()?;
-                        store::save(&path, &list.state)
+                        store::save(&path, list.state())
                     }
                     other => {
                         let ctx = Ctx::get(lua)?;

@@ -910,4 +910,46 @@ test("the text memos are bounded: a full memo starts over and keeps the entry th
   assert(passed, err)
 end)
 
+test("a list handle's rows are reused while it is unchanged, and redrawn after any change", function()
+  local list = core.list({
+    tasks = { task(1, "pending", "one"), task(2, "in_progress", "two", { activeForm = "doing two" }) },
+    nextId = 3,
+  })
+  local rows = core.overlay_view(list, 11)
+  eq(#rows, 2, "two rows")
+  ok(rawequal(core.overlay_view(list, 11), rows), "the same rows for the same list and budget")
+  local _, counts_a = core.overlay_view(list, 11)
+  local _, counts_b = core.overlay_view(list, 11)
+  ok(not rawequal(counts_a, counts_b), "counts are a new table every time")
+  eq(counts_b, { total = 2, pending = 1, in_progress = 1, completed = 0 })
+  ok(not rawequal(core.overlay_view(list, 10), rows), "another budget draws again")
+  ok(not rawequal(core.overlay_view(list, 11, nil, false, true), rows), "rows with tasks are new")
+  local with_task = core.overlay_view(list, 11, nil, false, true)
+  ok(not rawequal(core.overlay_view(list, 11, nil, false, true), with_task), "every time")
+  ok(not rawequal(core.overlay_view(list, 11, {}), core.overlay_view(list, 11, {})), "a table of ids: new rows")
+  local live = core.overlay_live()
+  ok(not rawequal(core.overlay_view(list, 11, live), core.overlay_view(list, 11, live)), "a live memory: new rows")
+
+  local function subjects()
+    local out = {}
+    for i, row in ipairs((core.overlay_view(list, 11))) do
+      out[i] = row.subject .. ":" .. row.status
+    end
+    return out
+  end
+  eq(subjects(), { "one:pending", "two:in_progress" })
+  list:apply({ action = "update", id = 1, status = "completed" })
+  eq(subjects(), { "one:completed", "two:in_progress" }, "after apply")
+  list:apply_json('{"action":"create","subject":"three"}')
+  eq(subjects(), { "one:completed", "two:in_progress", "three:pending" }, "after apply_json")
+  list:apply({ action = "get", id = 3 })
+  eq(subjects(), { "one:completed", "two:in_progress", "three:pending" }, "after a call that changes nothing")
+  list:replace({ tasks = { task(7, "pending", "seven") }, nextId = 8 })
+  eq(subjects(), { "seven:pending" }, "after replace")
+  eq(overlay.render(list, { width = 80 }), { "● Todos (0/1)", "└─ ○ seven", "" })
+  list:replace(nil)
+  eq(#core.overlay_view(list, 11), 0, "after replace with nothing")
+  eq(overlay.render(list, { width = 80 }), {}, "nothing to draw")
+end)
+
 T.finish("overlay_spec")

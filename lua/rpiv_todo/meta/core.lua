@@ -122,7 +122,9 @@ function core.overlay_live() end
 ---list handle; the caller's own task tables from a state), the heading counts, whether
 ---rows carry `#id`, and what the `+N more` summary counts. With an `overlay_live`, the
 ---tasks seen in an earlier turn are left out and, unless `collapsed`, the completed tasks
----drawn now are remembered.
+---drawn now are remembered. Read the rows, never change them: from a list handle with
+---no `live` and no `with_tasks`, the same row tables come back while the list is
+---unchanged (a panel repainted on a scroll or a resize builds nothing again).
 ---@param source rpiv_todo.List|rpiv_todo.State|nil
 ---@param budget integer rows under the heading
 ---@param live? rpiv_todo.OverlayLive|table<integer, boolean> a live memory, or ids to leave out
