@@ -1028,21 +1028,29 @@ local function copy(tasks, next_id)
       linked = linked or {}
       linked[#linked + 1] = i
     end
+    local left = keys
     for _ in next, t do
-      keys = keys - 1
+      left = left - 1
     end
-    if keys ~= 0 then
+    if left ~= 0 then
       return nil
     end
-    out[i] = {
-      id = tid,
-      subject = subject,
-      status = status,
-      description = d,
-      activeForm = a,
-      owner = o,
-      blockedBy = b,
-    }
+    -- The smallest table that holds the task: most have no optional field but activeForm.
+    if keys == 3 then
+      out[i] = { id = tid, subject = subject, status = status }
+    elseif keys == 4 and a ~= nil then
+      out[i] = { id = tid, subject = subject, status = status, activeForm = a }
+    else
+      out[i] = {
+        id = tid,
+        subject = subject,
+        status = status,
+        description = d,
+        activeForm = a,
+        owner = o,
+        blockedBy = b,
+      }
+    end
   end
   if largest >= MAX then
     return nil
