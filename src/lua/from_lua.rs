@@ -1151,11 +1151,14 @@ pub(super) enum Const {
     InProgress,
     Completed,
     Deleted,
+    // The overlay's row views and counts (`super::overlay`).
+    Task,
+    Total,
 }
 
 impl Const {
     /// The strings after the first three slots, in order.
-    pub const STRINGS: [&'static str; 23] = {
+    pub const STRINGS: [&'static str; 25] = {
         use crate::replay::rule::*;
         [
             "__jsontype",
@@ -1181,6 +1184,8 @@ impl Const {
             "in_progress",
             "completed",
             "deleted",
+            "task",
+            "total",
         ]
     };
 }

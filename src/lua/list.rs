@@ -15,15 +15,15 @@ use crate::task::State;
 /// The list behind a `core.list` handle.
 #[derive(Default)]
 pub struct List {
-    /// Written only through `state_mut` and `parts_mut`, which drop `view`.
+    /// Written only through `state_mut` and `parts_mut`, which tell `view`.
     state: State,
     /// A call that changes the list is under way (see `Call`).
     busy: Cell<bool>,
     /// The tasks' JSON text from the last `apply_json`, reused while they are unchanged.
     json: crate::json::TaskJson,
-    /// The last panel view drawn from this list (`overlay::view`), reused while the list
-    /// is unchanged.
-    pub(super) view: RefCell<Option<super::overlay::ViewMemo>>,
+    /// The last panel view drawn from this list (`overlay::view`): reused whole while the
+    /// list is unchanged, row by row after a change.
+    pub(super) view: RefCell<super::overlay::ViewMemo>,
 }
 
 impl List {
@@ -45,7 +45,7 @@ impl List {
 
     /// `state_mut` with the JSON text cache beside it.
     fn parts_mut(&mut self) -> (&mut State, &mut crate::json::TaskJson) {
-        self.view.get_mut().take();
+        self.view.get_mut().changed();
         (&mut self.state, &mut self.json)
     }
 }

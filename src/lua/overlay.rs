@@ -11,6 +11,7 @@ use std::ffi::c_int;
 
 use mlua::{ffi, Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 
+use super::from_lua::Const;
 use super::list::List;
 use super::{api_error, guarded, state_arg, to_lua, Ctx};
 use crate::error::Error;
@@ -183,15 +184,22 @@ fn view(
     match source {
         LuaValue::UserData(ud) if ud.is::<List>() => {
             let list = ud.borrow::<List>()?;
-            // Nothing hidden and the shipped row function: the rows reach no host code,
-            // so an unchanged list's rows are handed out again (counts are always new:
-            // a host's heading may keep or change them).
-            let memo = matches!(hide, Hide::None) && !with_tasks;
-            if memo {
-                if let Some(m) = list.view.borrow().as_ref() {
-                    if m.budget == budget && m.collapsed == collapsed {
-                        let counts = counts_table(lua, &m.panel)?;
-                        return Ok(view_of(m.rows.clone(), counts, &m.panel));
+            // With the shipped row function the row views reach no host code, so they
+            // can be handed out again: the whole view while the list is unchanged and
+            // nothing is hidden, else each row whose task shows the same as before.
+            // Counts are always new: a host's heading may keep or change them. (A view
+            // asked for from inside this one, by a finalizer, draws without the memo.)
+            let mut memo = match with_tasks {
+                false => list.view.try_borrow_mut().ok(),
+                true => None,
+            };
+            let reuse = memo.is_some();
+            let whole = reuse && matches!(hide, Hide::None);
+            if let (true, Some(m)) = (whole, memo.as_deref()) {
+                if let (Some(w), Some(rows)) = (&m.whole, &m.rows) {
+                    if w.budget == budget && w.collapsed == collapsed {
+                        let counts = counts_table(lua, &w.panel)?;
+                        return Ok(view_of(rows.clone(), counts, &w.panel));
                     }
                 }
             }
@@ -213,33 +221,55 @@ fn view(
             } else {
                 LuaValue::Nil
             };
+            let earlier = memo.as_deref().and_then(|m| m.rows.clone());
+            let mut old = Shown::from(
+                memo.as_deref_mut()
+                    .map(|m| std::mem::take(&mut m.shown))
+                    .unwrap_or_default(),
+            );
+            let mut shown = Vec::with_capacity(if reuse { visible.len() } else { 0 });
+            let ctx = Ctx::get(lua)?;
             // SAFETY: as in `to_lua::state`: the closure pushes values and sets fields of
             // the tables it made; it owns nothing that needs dropping if an allocation
-            // error unwinds. Slot 1 is the array metatable `to_lua::push_task` reads.
+            // error unwinds (`old` and `shown` live out here). Slot 1 is the array
+            // metatable `to_lua::push_task` reads, slot 2 the earlier rows or nil, slot 3
+            // the consts table.
             let (rows, counts): (Table, Table) = unsafe {
-                lua.exec_raw(mt, |l| {
+                lua.exec_raw((mt, earlier, &ctx.consts), |l| {
                     ffi::luaL_checkstack(l, 24, std::ptr::null());
-                    let keys = RowKeys::push(l);
+                    let keys = ViewKeys::push(l, 3);
                     ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
                     for (k, &i) in visible.iter().enumerate() {
-                        push_row(l, &keys, &tasks[i], with_tasks);
+                        let t = &tasks[i];
+                        match old.take(t).filter(|_| reuse) {
+                            Some((slot, fields)) => {
+                                ffi::lua_rawgeti(l, 2, (slot + 1) as _);
+                                shown.push(fields);
+                            }
+                            None => {
+                                push_row(l, &keys, t, with_tasks);
+                                if reuse {
+                                    shown.push(RowFields::of(t));
+                                }
+                            }
+                        }
                         ffi::lua_rawseti(l, -2, (k + 1) as _);
                     }
-                    ffi::lua_replace(l, keys.first);
-                    ffi::lua_settop(l, keys.first);
-                    push_counts(l, &panel);
-                    ffi::lua_remove(l, 1);
+                    push_counts(l, &keys, &panel);
+                    // rows, counts into slots 1 and 2
+                    ffi::lua_replace(l, 2);
+                    ffi::lua_replace(l, 1);
+                    ffi::lua_settop(l, 2);
                 })?
             };
-            if memo {
-                let view = view_of(rows.clone(), counts, &panel);
-                *list.view.borrow_mut() = Some(ViewMemo {
+            if let Some(memo) = memo.as_deref_mut() {
+                memo.shown = shown;
+                memo.rows = Some(rows.clone());
+                memo.whole = whole.then(|| Whole {
                     budget,
                     collapsed,
-                    rows,
-                    panel,
+                    panel: panel.clone(),
                 });
-                return Ok(view);
             }
             Ok(view_of(rows, counts, &panel))
         }
@@ -287,33 +317,122 @@ fn view_of(rows: Table, counts: Table, panel: &Panel) -> View {
     )
 }
 
-/// A list's last view with nothing hidden (`view`): the rows table, and the decisions
-/// behind it for the counts and the scalars. `List` drops it when the list changes.
+/// What a list remembers of the last view drawn from it with the shipped row function
+/// (see `view`); `List` calls `changed` whenever its tasks may have changed.
+#[derive(Default)]
 pub struct ViewMemo {
+    /// The view as a whole, while the list is unchanged and nothing was hidden.
+    whole: Option<Whole>,
+    /// The rows table last handed out, and what each of its rows shows.
+    rows: Option<Table>,
+    shown: Vec<RowFields>,
+}
+
+impl ViewMemo {
+    /// The list changed: the whole view is stale; each row is checked against its task.
+    pub fn changed(&mut self) {
+        self.whole = None;
+    }
+}
+
+struct Whole {
     budget: usize,
     collapsed: bool,
-    rows: Table,
     panel: Panel,
+}
+
+/// A task as far as its row view shows it (the text before it is sanitized).
+struct RowFields {
+    id: crate::task::Id,
+    status: Status,
+    subject: String,
+    active_form: Option<String>,
+    blocked_by: Vec<crate::task::Id>,
+}
+
+impl RowFields {
+    fn of(t: &Task) -> RowFields {
+        RowFields {
+            id: t.id,
+            status: t.status,
+            subject: t.subject.clone(),
+            active_form: t.active_form.clone(),
+            blocked_by: t.blocked_by().to_vec(),
+        }
+    }
+
+    fn shows(&self, t: &Task) -> bool {
+        self.id == t.id
+            && self.status == t.status
+            && self.subject == t.subject
+            && self.active_form == t.active_form
+            && self.blocked_by == t.blocked_by()
+    }
+}
+
+/// The earlier rows, each handed out again at most once, found by id: a scan for a
+/// panel's dozen rows, a map for an expanded list.
+struct Shown {
+    rows: Vec<Option<RowFields>>,
+    by_id: Option<std::collections::HashMap<crate::task::Id, usize>>,
+}
+
+impl Shown {
+    fn from(rows: Vec<RowFields>) -> Shown {
+        let by_id =
+            (rows.len() > 32).then(|| rows.iter().enumerate().map(|(i, r)| (r.id, i)).collect());
+        Shown {
+            rows: rows.into_iter().map(Some).collect(),
+            by_id,
+        }
+    }
+
+    /// The slot (0-based) and fields of the earlier row that shows `t` as it is now.
+    fn take(&mut self, t: &Task) -> Option<(usize, RowFields)> {
+        let slot = match &self.by_id {
+            Some(map) => *map.get(&t.id)?,
+            None => self
+                .rows
+                .iter()
+                .position(|r| r.as_ref().is_some_and(|r| r.id == t.id))?,
+        };
+        let entry = self.rows.get_mut(slot)?;
+        if !entry.as_ref().is_some_and(|r| r.shows(t)) {
+            return None;
+        }
+        entry.take().map(|fields| (slot, fields))
+    }
 }
 
 /// `push_counts` as a table of its own.
 fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
-    // SAFETY: as in `to_lua::state`.
+    let ctx = Ctx::get(lua)?;
+    // SAFETY: as in `to_lua::state`; slot 1 is the consts table.
     unsafe {
-        lua.exec_raw((), |l| {
-            push_counts(l, panel);
+        lua.exec_raw(&ctx.consts, |l| {
+            ffi::luaL_checkstack(l, 16, std::ptr::null());
+            let keys = ViewKeys::push(l, 1);
+            push_counts(l, &keys, panel);
+            ffi::lua_replace(l, 1);
+            ffi::lua_settop(l, 1);
         })
     }
 }
 
 /// `{ total, pending, in_progress, completed }` (the Lua layer's spelling).
-unsafe fn push_counts(l: L, panel: &Panel) {
+unsafe fn push_counts(l: L, keys: &ViewKeys, panel: &Panel) {
     let c = panel.layout.counts;
     ffi::lua_createtable(l, 0, 4);
-    to_lua::set_int(l, c"total", c.total as i64);
-    to_lua::set_int(l, c"pending", c.pending as i64);
-    to_lua::set_int(l, c"in_progress", c.in_progress as i64);
-    to_lua::set_int(l, c"completed", c.completed as i64);
+    for (key, n) in [
+        (keys.key(Const::Total), c.total),
+        (keys.status(Status::Pending), c.pending),
+        (keys.status(Status::InProgress), c.in_progress),
+        (keys.status(Status::Completed), c.completed),
+    ] {
+        ffi::lua_pushvalue(l, key);
+        ffi::lua_pushinteger(l, n as _);
+        ffi::lua_rawset(l, -3);
+    }
 }
 
 fn bad_status(func: &str, at: usize) -> mlua::Error {
@@ -327,63 +446,80 @@ fn bad_status(func: &str, at: usize) -> mlua::Error {
     )
 }
 
-/// Stack slots of the row views' keys and the four status names, pushed once per call:
-/// `lua_setfield` would intern its C string key again for every field of every row.
-struct RowKeys {
+/// Stack slots of the row views' and counts' keys and the four status names, copied once
+/// per call from `Ctx::consts` (interned once per state): `lua_setfield` and
+/// `lua_pushlstring` would intern each name again for every field of every row.
+struct ViewKeys {
     first: c_int,
 }
 
-impl RowKeys {
-    const NAMES: [&'static str; 6] = ["id", "status", "subject", "activeForm", "blockedBy", "task"];
+impl ViewKeys {
+    const NAMES: [Const; 7] = [
+        Const::Id,
+        Const::Status,
+        Const::Subject,
+        Const::ActiveForm,
+        Const::BlockedBy,
+        Const::Task,
+        Const::Total,
+    ];
 
-    unsafe fn push(l: L) -> RowKeys {
+    /// Push the names from the consts table at `consts` (room for 12 slots needed).
+    unsafe fn push(l: L, consts: c_int) -> ViewKeys {
         let first = ffi::lua_gettop(l) + 1;
-        for name in Self::NAMES {
-            to_lua::push_str(l, name);
+        for k in Self::NAMES {
+            ffi::lua_rawgeti(l, consts, k as _);
         }
-        for st in Status::ALL {
-            to_lua::push_str(l, st.as_str());
+        for s in Status::ALL {
+            ffi::lua_rawgeti(
+                l,
+                consts,
+                Const::Pending as ffi::lua_Integer + s as ffi::lua_Integer,
+            );
         }
-        RowKeys { first }
+        ViewKeys { first }
     }
 
-    fn key(&self, k: usize) -> c_int {
-        self.first + k as c_int
+    fn key(&self, k: Const) -> c_int {
+        let at = Self::NAMES
+            .iter()
+            .position(|&n| n as c_int == k as c_int)
+            .unwrap_or(0);
+        self.first + at as c_int
     }
 
     fn status(&self, s: Status) -> c_int {
-        let k = Status::ALL.iter().position(|&x| x == s).unwrap_or(0);
-        self.first + Self::NAMES.len() as c_int + k as c_int
+        self.first + Self::NAMES.len() as c_int + s as c_int
     }
 }
 
 /// `{ id, status, subject, activeForm?, blockedBy?, task? }`, text sanitized.
-unsafe fn push_row(l: L, keys: &RowKeys, t: &Task, with_task: bool) {
+unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool) {
     let form = t.active_form.as_deref().filter(|f| !f.is_empty());
     let blocked = t.blocked_by();
     let fields = 3 + form.is_some() as c_int + !blocked.is_empty() as c_int + with_task as c_int;
     ffi::lua_createtable(l, 0, fields);
-    ffi::lua_pushvalue(l, keys.key(0));
+    ffi::lua_pushvalue(l, keys.key(Const::Id));
     ffi::lua_pushinteger(l, t.id as ffi::lua_Integer);
     ffi::lua_rawset(l, -3);
-    ffi::lua_pushvalue(l, keys.key(1));
+    ffi::lua_pushvalue(l, keys.key(Const::Status));
     ffi::lua_pushvalue(l, keys.status(t.status));
     ffi::lua_rawset(l, -3);
-    ffi::lua_pushvalue(l, keys.key(2));
+    ffi::lua_pushvalue(l, keys.key(Const::Subject));
     to_lua::push_str(l, &crate::sanitize::display(&t.subject));
     ffi::lua_rawset(l, -3);
     if let Some(f) = form {
-        ffi::lua_pushvalue(l, keys.key(3));
+        ffi::lua_pushvalue(l, keys.key(Const::ActiveForm));
         to_lua::push_str(l, &crate::sanitize::display(f));
         ffi::lua_rawset(l, -3);
     }
     if !blocked.is_empty() {
-        ffi::lua_pushvalue(l, keys.key(4));
+        ffi::lua_pushvalue(l, keys.key(Const::BlockedBy));
         to_lua::push_ids(l, blocked);
         ffi::lua_rawset(l, -3);
     }
     if with_task {
-        ffi::lua_pushvalue(l, keys.key(5));
+        ffi::lua_pushvalue(l, keys.key(Const::Task));
         to_lua::push_task(l, t);
         ffi::lua_rawset(l, -3);
     }
@@ -542,17 +678,23 @@ fn pick(
     panel: &Panel,
 ) -> mlua::Result<(Table, Table)> {
     const TASKS: c_int = 1;
+    const CONSTS: c_int = 2;
+    let ctx = Ctx::get(lua)?;
     // SAFETY: raw reads of the caller's array and two new tables.
     unsafe {
-        lua.exec_raw(tasks, |l| {
-            ffi::luaL_checkstack(l, 4, std::ptr::null());
+        lua.exec_raw((tasks, &ctx.consts), |l| {
+            ffi::luaL_checkstack(l, 16, std::ptr::null());
+            let keys = ViewKeys::push(l, CONSTS);
             ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
             for (k, &i) in visible.iter().enumerate() {
                 ffi::lua_rawgeti(l, TASKS, (i + 1) as _);
                 ffi::lua_rawseti(l, -2, (k + 1) as _);
             }
-            push_counts(l, panel);
-            ffi::lua_remove(l, TASKS);
+            push_counts(l, &keys, panel);
+            // rows, counts into slots 1 and 2
+            ffi::lua_replace(l, 2);
+            ffi::lua_replace(l, 1);
+            ffi::lua_settop(l, 2);
         })
     }
 }

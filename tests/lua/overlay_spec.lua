@@ -910,7 +910,7 @@ test("the text memos are bounded: a full memo starts over and keeps the entry th
   assert(passed, err)
 end)
 
-test("a list handle's rows are reused while it is unchanged, and redrawn after any change", function()
+test("a list handle's rows are reused while its tasks show the same, and redrawn after any change", function()
   local list = core.list({
     tasks = { task(1, "pending", "one"), task(2, "in_progress", "two", { activeForm = "doing two" }) },
     nextId = 3,
@@ -947,6 +947,27 @@ test("a list handle's rows are reused while it is unchanged, and redrawn after a
   list:replace({ tasks = { task(7, "pending", "seven") }, nextId = 8 })
   eq(subjects(), { "seven:pending" }, "after replace")
   eq(overlay.render(list, { width = 80 }), { "● Todos (0/1)", "└─ ○ seven", "" })
+  -- After a change, each row whose task shows the same is the same table; the rest are new.
+  list:replace({
+    tasks = { task(1, "pending", "one"), task(2, "pending", "two"), task(3, "pending", "three") },
+    nextId = 4,
+  })
+  local before = core.overlay_view(list, 11)
+  list:apply({ action = "update", id = 2, status = "in_progress", activeForm = "doing two" })
+  local after = core.overlay_view(list, 11)
+  ok(not rawequal(after, before), "a new rows table")
+  ok(rawequal(after[1], before[1]) and rawequal(after[3], before[3]), "unchanged tasks keep their rows")
+  ok(not rawequal(after[2], before[2]), "the changed task gets a new row")
+  eq(after[2], { id = 2, status = "in_progress", subject = "two", activeForm = "doing two" })
+  eq(before[2], { id = 2, status = "pending", subject = "two" }, "the earlier row is left as it was")
+  list:apply({ action = "update", id = 3, subject = "three\27[31m!" })
+  local third = core.overlay_view(list, 10)
+  eq(third[3].subject, "three!", "a new subject, sanitized")
+  ok(rawequal(third[1], after[1]), "and the first row still reused under another budget")
+  -- A live memory hides what was seen: rows are still reused for the tasks still shown.
+  local mem = core.overlay_live()
+  local seen = core.overlay_view(list, 11, mem)
+  ok(rawequal(seen[1], third[1]), "reused with a live memory too")
   list:replace(nil)
   eq(#core.overlay_view(list, 11), 0, "after replace with nothing")
   eq(overlay.render(list, { width = 80 }), {}, "nothing to draw")
