@@ -1154,6 +1154,10 @@ pub(super) enum Const {
     // The overlay's row views and counts (`super::overlay`).
     Task,
     Total,
+    /// LuaJIT: the function that builds task tables from a flat buffer, and the buffer
+    /// (`to_lua::push_tasks`); false in other flavours, and the buffer slot while in use.
+    Builder,
+    Buffer,
 }
 
 impl Const {

@@ -60,6 +60,16 @@ impl Ctx {
         for s in from_lua::Const::STRINGS {
             consts.raw_push(s)?;
         }
+        #[cfg(feature = "luajit")]
+        {
+            consts.raw_push(to_lua::task_builder(lua)?)?;
+            consts.raw_push(lua.create_table()?)?;
+        }
+        #[cfg(not(feature = "luajit"))]
+        {
+            consts.raw_push(false)?;
+            consts.raw_push(false)?;
+        }
         Ok(Ctx {
             array_mt,
             serde_mt,
