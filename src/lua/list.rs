@@ -24,6 +24,8 @@ pub struct List {
     /// The last panel view drawn from this list (`overlay::view`): reused whole while the
     /// list is unchanged, row by row after a change.
     pub(super) view: RefCell<super::overlay::ViewMemo>,
+    /// The buffer its snapshots are built from (`to_lua::Built`, LuaJIT).
+    built: RefCell<to_lua::Built>,
 }
 
 impl List {
@@ -55,7 +57,7 @@ impl List {
 pub fn call(lua: &Lua, ctx: &Ctx, state: &mut State, params: LuaValue) -> mlua::Result<Table> {
     let args = Args::read(lua, ctx, params)?;
     let reply = run(state, args.parsed.as_ref().map_err(Clone::clone));
-    args.result(lua, ctx, &reply, state)
+    args.result(lua, ctx, &reply, state, None)
 }
 
 /// A call's arguments, read from Lua before the list is touched: the checked value, and
@@ -102,8 +104,23 @@ impl Args {
         })
     }
 
-    fn result(self, lua: &Lua, ctx: &Ctx, reply: &Reply, state: &State) -> mlua::Result<Table> {
-        to_lua::result(lua, &ctx.array_mt, reply, self.action, self.echo, state)
+    fn result(
+        self,
+        lua: &Lua,
+        ctx: &Ctx,
+        reply: &Reply,
+        state: &State,
+        built: Option<&RefCell<to_lua::Built>>,
+    ) -> mlua::Result<Table> {
+        to_lua::result(
+            lua,
+            &ctx.array_mt,
+            reply,
+            self.action,
+            self.echo,
+            state,
+            built,
+        )
     }
 }
 
@@ -190,7 +207,7 @@ impl UserData for List {
                     None => busy(),
                 };
                 let list = ud.borrow::<List>()?;
-                args.result(lua, &ctx, &reply, &list.state)
+                args.result(lua, &ctx, &reply, &list.state, Some(&list.built))
             })
         });
         m.add_function(
@@ -217,7 +234,7 @@ impl UserData for List {
         m.add_method("state", |lua, this, ()| {
             guarded(lua, "list:state", || {
                 let ctx = Ctx::get(lua)?;
-                to_lua::state(lua, &ctx.array_mt, &this.state)
+                to_lua::state_with(lua, &ctx.array_mt, &this.state, Some(&this.built))
             })
         });
         m.add_method("state_json", |lua, this, ()| {

@@ -7,6 +7,7 @@
 //! 81 vs 491 (6×). With the raw build `list:apply` stays within 1.5× of plain Lua building
 //! the same tables (README "Performance").
 
+use std::cell::RefCell;
 use std::ffi::{c_int, CStr};
 
 use mlua::{ffi, Lua, Table, Value as LuaValue};
@@ -17,6 +18,28 @@ use crate::reducer::Reply;
 use crate::task::{State, Task};
 
 type L = *mut ffi::lua_State;
+
+/// A list's own buffer for `built` (LuaJIT), and the tasks its slots were last filled
+/// from; unused in other flavours.
+#[derive(Default)]
+pub struct Built {
+    table: Option<Table>,
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
+    filled: Vec<Task>,
+}
+
+impl Built {
+    /// The buffer table, made on first use (LuaJIT); nil elsewhere.
+    fn table(&mut self, lua: &Lua) -> mlua::Result<LuaValue> {
+        if cfg!(not(feature = "luajit")) {
+            return Ok(LuaValue::Nil);
+        }
+        if self.table.is_none() {
+            self.table = Some(lua.create_table()?);
+        }
+        Ok(self.table.clone().map_or(LuaValue::Nil, LuaValue::Table))
+    }
+}
 
 /// Stack slot of the array metatable inside the raw closures below (first argument).
 const ARRAY_MT: c_int = 1;
@@ -194,13 +217,15 @@ unsafe fn push_task_named(l: L, base: c_int, t: &Task) {
     set_metadata_and_extra(l, t);
 }
 
-unsafe fn push_tasks(l: L, tasks: &[Task], names: &Names) {
+unsafe fn push_tasks(l: L, tasks: &[Task], names: &Names, own: Option<(c_int, &mut Built)>) {
     #[cfg(feature = "luajit")]
     if let Some((base, consts)) = names.0.zip(names.1) {
-        if built::push_tasks(l, tasks, base, consts) {
+        if built::push_tasks(l, tasks, base, consts, own) {
             return;
         }
     }
+    #[cfg(not(feature = "luajit"))]
+    let _ = own;
     new_array(l, tasks.len());
     for (i, t) in tasks.iter().enumerate() {
         match names.0 {
@@ -234,7 +259,13 @@ mod built {
     /// reused one stays small.
     const REUSED_UP_TO: usize = 4096;
 
-    pub unsafe fn push_tasks(l: L, tasks: &[Task], base: c_int, consts: c_int) -> bool {
+    pub unsafe fn push_tasks(
+        l: L,
+        tasks: &[Task],
+        base: c_int,
+        consts: c_int,
+        own: Option<(c_int, &mut Built)>,
+    ) -> bool {
         if ffi::lua_checkstack(l, 12) == 0 {
             return false;
         }
@@ -244,24 +275,54 @@ mod built {
             return false;
         }
         let builder = ffi::lua_gettop(l);
-        // The reused buffer, taken (its slot holds false meanwhile: a call made from a
-        // hook while this one builds fills a buffer of its own).
-        ffi::lua_rawgeti(l, consts, Const::Buffer as _);
-        let reused = ffi::lua_type(l, -1) == ffi::LUA_TTABLE && tasks.len() <= REUSED_UP_TO;
-        if reused {
-            ffi::lua_pushboolean(l, 0);
-            ffi::lua_rawseti(l, consts, Const::Buffer as _);
-        } else {
-            ffi::lua_settop(l, -2);
-            ffi::lua_createtable(
-                l,
-                (tasks.len() * STRIDE).min(c_int::MAX as usize) as c_int,
-                0,
-            );
+        let mut reused = false;
+        let mut filled = None;
+        match own {
+            // A list's own buffer: a task whose slots already hold what it is now is
+            // not written again.
+            Some((slot, built)) => {
+                ffi::lua_pushvalue(l, slot);
+                built.filled.truncate(tasks.len());
+                filled = Some(&mut built.filled);
+            }
+            // The state's reused buffer, taken (its slot holds false meanwhile: a call
+            // made from a hook while this one builds fills a buffer of its own).
+            None => {
+                ffi::lua_rawgeti(l, consts, Const::Buffer as _);
+                reused = ffi::lua_type(l, -1) == ffi::LUA_TTABLE && tasks.len() <= REUSED_UP_TO;
+                if reused {
+                    ffi::lua_pushboolean(l, 0);
+                    ffi::lua_rawseti(l, consts, Const::Buffer as _);
+                } else {
+                    ffi::lua_settop(l, -2);
+                    ffi::lua_createtable(
+                        l,
+                        (tasks.len() * STRIDE).min(c_int::MAX as usize) as c_int,
+                        0,
+                    );
+                }
+            }
         }
         let buf = ffi::lua_gettop(l);
         for (i, t) in tasks.iter().enumerate() {
-            fill(l, buf, (i * STRIDE) as ffi::lua_Integer, t, base);
+            let at = (i * STRIDE) as ffi::lua_Integer;
+            match filled.as_deref_mut() {
+                Some(filled) => match filled.get_mut(i) {
+                    Some(was) if was == t && plain(t) => {}
+                    Some(was) => {
+                        // No task has this id: should the fill stop half way (out of
+                        // memory), the slots are never taken for filled.
+                        was.id = i64::MIN;
+                        fill(l, buf, at, t, base);
+                        was.clone_from(t);
+                    }
+                    None => {
+                        fill(l, buf, at, t, base);
+                        filled.push(t.clone());
+                    }
+                },
+                None => fill(l, buf, at, t, base),
+            }
         }
         new_array(l, tasks.len());
         let out = ffi::lua_gettop(l);
@@ -280,10 +341,18 @@ mod built {
         true
     }
 
+    /// Slots that can be read again for another build: no table in them is handed out
+    /// (the builder copies `blockedBy`; metadata and unknown fields come built).
+    fn plain(t: &Task) -> bool {
+        t.metadata.is_none()
+            && t.extra.is_empty()
+            && !matches!(&t.blocked_by, Some(ids) if ids.is_empty())
+    }
+
     /// Task `t`'s slots from `at + 1`.
     unsafe fn fill(l: L, buf: c_int, at: ffi::lua_Integer, t: &Task, base: c_int) {
         let set = |k: ffi::lua_Integer| ffi::lua_rawseti(l, buf, (at + k) as _);
-        if t.metadata.is_some() || !t.extra.is_empty() {
+        if !plain(t) {
             ffi::lua_pushinteger(l, 3);
             set(1);
             push_task_named(l, base, t);
@@ -345,6 +414,14 @@ return function(buf, n, out)
     elseif kind == 1 then
       out[i] = { id = buf[b + 2], subject = buf[b + 3], status = buf[b + 4], activeForm = buf[b + 6] }
     elseif kind == 2 then
+      local ids = buf[b + 8]
+      if ids then
+        local copy = {}
+        for k = 1, #ids do
+          copy[k] = ids[k]
+        end
+        ids = copy
+      end
       out[i] = {
         id = buf[b + 2],
         subject = buf[b + 3],
@@ -352,7 +429,7 @@ return function(buf, n, out)
         description = buf[b + 5],
         activeForm = buf[b + 6],
         owner = buf[b + 7],
-        blockedBy = buf[b + 8],
+        blockedBy = ids,
       }
     else
       out[i] = buf[b + 2]
@@ -383,14 +460,26 @@ pub(super) unsafe fn keep_top(l: L) {
 
 /// `{ tasks = {...}, nextId = n }`.
 pub fn state(lua: &Lua, array_mt: &Table, s: &State) -> mlua::Result<Table> {
+    state_with(lua, array_mt, s, None)
+}
+
+/// `state`, reusing a list's `Built` when one is given (and not in use).
+pub fn state_with(
+    lua: &Lua,
+    array_mt: &Table,
+    s: &State,
+    built: Option<&RefCell<Built>>,
+) -> mlua::Result<Table> {
+    let mut own = built.and_then(|b| b.try_borrow_mut().ok());
+    let buf = own.as_deref_mut().map(|b| b.table(lua)).transpose()?;
     // SAFETY: the closure only pushes values it owns onto the stack and leaves exactly one
     // result; it holds no value with a destructor, so a Lua error unwinding through it
-    // (out of memory) leaks nothing.
+    // (out of memory) leaks nothing (`own` lives out here).
     unsafe {
-        lua.exec_raw((array_mt, consts(lua)), |l| {
+        lua.exec_raw((array_mt, consts(lua), buf), |l| {
             let names = Names::push(l, 2);
             ffi::lua_createtable(l, 0, 2);
-            push_tasks(l, &s.tasks, &names);
+            push_tasks(l, &s.tasks, &names, own.as_deref_mut().map(|b| (3, b)));
             ffi::lua_setfield(l, -2, c"tasks".as_ptr());
             set_int(l, c"nextId", s.next_id);
             keep_top(l);
@@ -418,13 +507,17 @@ pub fn result(
     action: LuaValue,
     params: LuaValue,
     s: &State,
+    built: Option<&RefCell<Built>>,
 ) -> mlua::Result<Table> {
     const ACTION: c_int = 2;
     const PARAMS: c_int = 3;
     const CONSTS: c_int = 4;
+    const BUF: c_int = 5;
+    let mut own = built.and_then(|b| b.try_borrow_mut().ok());
+    let buf = own.as_deref_mut().map(|b| b.table(lua)).transpose()?;
     // SAFETY: as in `state`.
     unsafe {
-        lua.exec_raw((array_mt, action, params, consts(lua)), |l| {
+        lua.exec_raw((array_mt, action, params, consts(lua), buf), |l| {
             let names = Names::push(l, CONSTS);
             ffi::lua_createtable(l, 0, 2);
             // content
@@ -440,7 +533,7 @@ pub fn result(
             ffi::lua_setfield(l, -2, c"action".as_ptr());
             ffi::lua_pushvalue(l, PARAMS);
             ffi::lua_setfield(l, -2, c"params".as_ptr());
-            push_tasks(l, &s.tasks, &names);
+            push_tasks(l, &s.tasks, &names, own.as_deref_mut().map(|b| (BUF, b)));
             ffi::lua_setfield(l, -2, c"tasks".as_ptr());
             set_int(l, c"nextId", s.next_id);
             if let Some(e) = &reply.error {
@@ -455,7 +548,7 @@ pub fn result(
 #[cfg(all(test, feature = "luajit"))]
 mod tests {
     use super::*;
-    use mlua::Function;
+    use mlua::{Function, ObjectLike};
 
     /// Lua-side deep comparison: same keys, same values (strings and numbers equal, tables
     /// compared within, metatables the same); nil when equal, else where they differ.
@@ -543,6 +636,69 @@ mod tests {
                 .unwrap();
             assert!(!shared, "two builds share a table");
         }
+    }
+
+    /// Every recorded trace through a list handle (its own buffer, reused from call to
+    /// call): each result's tasks equal the list's state built in C, and no result shares
+    /// a table with the one before.
+    #[test]
+    fn a_list_reusing_its_buffer_builds_what_c_builds_on_every_recorded_step() {
+        let lua = Lua::new();
+        let core = super::super::exports(&lua).unwrap();
+        let ctx = super::super::Ctx::get(&lua).unwrap();
+        let same = comparer(&lua);
+        let builder: LuaValue = ctx.consts.raw_get(Const::Builder as i64).unwrap();
+        let fresh: Function = lua
+            .load(
+                "local a, b = ...
+                 if a == nil then return true end
+                 for i, t in ipairs(b) do
+                   for _, u in ipairs(a) do
+                     if rawequal(t, u) or (t.blockedBy and rawequal(t.blockedBy, u.blockedBy)) then
+                       return false
+                     end
+                   end
+                 end
+                 return true",
+            )
+            .into_function()
+            .unwrap();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/reducer-traces.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let new_list: Function = core.get("list").unwrap();
+        let mut steps = 0;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let trace: serde_json::Value = serde_json::from_str(line).unwrap();
+            let list: mlua::AnyUserData = new_list.call(()).unwrap();
+            let mut before = LuaValue::Nil;
+            for step in trace["steps"].as_array().unwrap() {
+                let params = json(&lua, &ctx.array_mt, &step["params"]).unwrap();
+                let result: Table = list.call_method("apply", params).unwrap();
+                let tasks: Table = result
+                    .get::<Table>("details")
+                    .unwrap()
+                    .get("tasks")
+                    .unwrap();
+                ctx.consts.raw_set(Const::Builder as i64, false).unwrap();
+                let in_c: Table = list.call_method("state", ()).unwrap();
+                ctx.consts
+                    .raw_set(Const::Builder as i64, builder.clone())
+                    .unwrap();
+                let bad: Option<String> = same
+                    .call((tasks.clone(), in_c.get::<Table>("tasks").unwrap()))
+                    .unwrap();
+                assert_eq!(bad, None, "{} step {steps}", trace["name"]);
+                assert!(
+                    fresh.call::<bool>((before, tasks.clone())).unwrap(),
+                    "{} step {steps}: a shared table",
+                    trace["name"]
+                );
+                before = LuaValue::Table(tasks);
+                steps += 1;
+            }
+        }
+        assert!(steps > 1000, "{steps} steps");
     }
 
     #[test]
