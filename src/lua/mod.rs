@@ -188,6 +188,13 @@ fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlu
 /// debt is paid once it reaches half the heap, like the collector's own pause: paying
 /// every call kept the collector from ever pausing (w1 tables went from 0.67 to 1.49 of
 /// the plain-Lua anchor under LuaJIT, measured).
+///
+/// LuaJIT restarts the collector as after a finished cycle (`LUA_GCRESTART` with -1: next
+/// cycle once the heap doubles) and counts what Lua allocated between native calls into
+/// the debt, so the debt paces the collector. A plain restart made it due at once: every
+/// native call pulled a resting collector into a new cycle, and a panel render paid about
+/// as much collecting as drawing (w4 at budget 11: 0.84 of the anchor; 0.47 after, same
+/// run). PUC 5.1's restart cannot do otherwise.
 struct CollectorHold {
     #[cfg(any(feature = "lua51", feature = "luajit"))]
     held: Option<Held>,
@@ -200,10 +207,15 @@ struct Held {
     kb_before: std::ffi::c_int,
 }
 
-/// Kilobytes native calls allocated under `CollectorHold` and not yet paid for, per state.
+/// Kilobytes allocated and not yet paid for, per state (see `CollectorHold`), and the
+/// heap's size when the last native call ended.
 #[cfg(any(feature = "lua51", feature = "luajit"))]
 #[derive(Default)]
-struct CollectorDebt(std::cell::Cell<std::ffi::c_int>);
+struct CollectorDebt {
+    owed: std::cell::Cell<std::ffi::c_int>,
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
+    last_kb: std::cell::Cell<Option<std::ffi::c_int>>,
+}
 
 impl CollectorHold {
     #[cfg(any(feature = "lua51", feature = "luajit"))]
@@ -250,24 +262,42 @@ impl Drop for CollectorHold {
         unsafe {
             let l = held.thread.state();
             let kb = ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0);
+            #[cfg(feature = "luajit")]
+            ffi::lua_gc(l, ffi::LUA_GCRESTART, -1);
+            #[cfg(not(feature = "luajit"))]
             ffi::lua_gc(l, ffi::LUA_GCRESTART, 0);
             let owed = {
                 let Some(debt) = held.lua.app_data_ref::<CollectorDebt>() else {
                     return;
                 };
+                let native = kb.saturating_sub(held.kb_before).max(0);
+                // What Lua code allocated since the last native call ended (LuaJIT: the
+                // restart above leaves the pacing to this debt).
+                let between = match cfg!(feature = "luajit") {
+                    true => debt
+                        .last_kb
+                        .get()
+                        .map_or(0, |last| held.kb_before.saturating_sub(last).max(0)),
+                    false => 0,
+                };
                 let owed = debt
-                    .0
+                    .owed
                     .get()
-                    .saturating_add(kb.saturating_sub(held.kb_before).max(0));
+                    .saturating_add(native)
+                    .saturating_add(between);
                 if owed < kb / 2 {
-                    debt.0.set(owed);
+                    debt.owed.set(owed);
+                    debt.last_kb.set(Some(kb));
                     return;
                 }
-                debt.0.set(0);
+                debt.owed.set(0);
                 owed
             };
             if ffi::lua_cpcall(l, collector_step, owed as usize as *mut _) != 0 {
                 ffi::lua_pop(l, 1);
+            }
+            if let Some(debt) = held.lua.app_data_ref::<CollectorDebt>() {
+                debt.last_kb.set(Some(ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0)));
             }
         }
     }
