@@ -330,15 +330,20 @@ collectgarbage("collect")
 heap_before = collectgarbage("count")
 local peak = heap_before
 local small = core.list()
+local last_junk
 for i = 1, 20000 do
   local junk = {}
   for k = 1, 512 do
     junk[k] = { k, i }
   end
+  last_junk = junk
   small:apply(list_args)
   if i % 500 == 0 then
     peak = math.max(peak, collectgarbage("count"))
   end
+end
+if #last_junk ~= 512 then
+  fail("the garbage loop did not run")
 end
 if peak - heap_before > 64 * 1024 then
   fail(string.format("Lua garbage around 20,000 calls grew the heap by %.0f MiB", (peak - heap_before) / 1024))
