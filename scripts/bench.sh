@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks (not tests): every row of issue 13's table -- w1 and w2 tool calls (JSON text
 # and tables), replay from tables, the replay walk, the overlay at budget 11 from a list
-# handle, the live paint per tool call -- under LuaJIT and Lua 5.4, each with the loadable
+# handle (and, drawn every time, with the budget changing between renders), the live paint
+# per tool call -- under LuaJIT and Lua 5.4, each with the loadable
 # module built for that interpreter, side by side with the plain-Lua anchor measured in
 # the same process (interleaved repetitions, best of each). Prints figures; asserts nothing.
 #
