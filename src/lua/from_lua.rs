@@ -1485,43 +1485,7 @@ mod tests {
         let ctx = Ctx::get(&lua).unwrap();
         let native = crate::lua::native_replay(&lua).unwrap();
         let in_lua = walk_in_lua(&lua, native.clone()).unwrap();
-        let same: mlua::Function = lua
-            .load(
-                r#"
-                local function same(a, b, path)
-                  if type(a) ~= type(b) then
-                    return path .. ": " .. type(a) .. " vs " .. type(b)
-                  end
-                  if type(a) == "number" then
-                    if a ~= b or 1 / a ~= 1 / b then
-                      return path .. ": " .. tostring(a) .. " vs " .. tostring(b)
-                    end
-                  elseif type(a) == "table" then
-                    if getmetatable(a) ~= getmetatable(b) then
-                      return path .. ": metatables differ"
-                    end
-                    for k, v in pairs(a) do
-                      local bad = same(v, rawget(b, k), path .. "." .. tostring(k))
-                      if bad then
-                        return bad
-                      end
-                    end
-                    for k in pairs(b) do
-                      if rawget(a, k) == nil then
-                        return path .. "." .. tostring(k) .. ": only in the second"
-                      end
-                    end
-                  elseif not rawequal(a, b) then
-                    return path .. ": " .. tostring(a) .. " vs " .. tostring(b)
-                  end
-                end
-                return function(a, b)
-                  return same(a, b, "state")
-                end
-                "#,
-            )
-            .eval()
-            .unwrap();
+        let same = super::super::same_tables(&lua);
         // Each case: the tasks and nextId of the newest entry; an older entry holds one
         // plain task, so a refused snapshot shows as that list.
         let cases = [

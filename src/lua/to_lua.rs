@@ -550,42 +550,6 @@ mod tests {
     use super::*;
     use mlua::{Function, ObjectLike};
 
-    /// Lua-side deep comparison: same keys, same values (strings and numbers equal, tables
-    /// compared within, metatables the same); nil when equal, else where they differ.
-    fn comparer(lua: &Lua) -> Function {
-        lua.load(
-            r#"
-            local function same(a, b, path)
-              if type(a) ~= type(b) then
-                return path .. ": " .. type(a) .. " vs " .. type(b)
-              end
-              if type(a) ~= "table" then
-                return a ~= b and (path .. ": " .. tostring(a) .. " vs " .. tostring(b)) or nil
-              end
-              if getmetatable(a) ~= getmetatable(b) then
-                return path .. ": metatables differ"
-              end
-              for k, v in pairs(a) do
-                local bad = same(v, rawget(b, k), path .. "." .. tostring(k))
-                if bad then
-                  return bad
-                end
-              end
-              for k in pairs(b) do
-                if rawget(a, k) == nil then
-                  return path .. "." .. tostring(k) .. ": only in the second"
-                end
-              end
-            end
-            return function(a, b)
-              return same(a, b, "state")
-            end
-            "#,
-        )
-        .eval()
-        .unwrap()
-    }
-
     fn sample() -> State {
         let v = serde_json::json!({"tasks": [
             {"id": 1, "subject": "plain", "status": "pending"},
@@ -605,7 +569,7 @@ mod tests {
         let lua = Lua::new();
         super::super::exports(&lua).unwrap();
         let ctx = super::super::Ctx::get(&lua).unwrap();
-        let same = comparer(&lua);
+        let same = super::super::same_tables(&lua);
         let builder: LuaValue = ctx.consts.raw_get(Const::Builder as i64).unwrap();
         assert!(
             matches!(builder, LuaValue::Function(_)),
@@ -646,7 +610,7 @@ mod tests {
         let lua = Lua::new();
         let core = super::super::exports(&lua).unwrap();
         let ctx = super::super::Ctx::get(&lua).unwrap();
-        let same = comparer(&lua);
+        let same = super::super::same_tables(&lua);
         let builder: LuaValue = ctx.consts.raw_get(Const::Builder as i64).unwrap();
         let fresh: Function = lua
             .load(
@@ -707,7 +671,7 @@ mod tests {
         let lua = unsafe { Lua::unsafe_new() };
         super::super::exports(&lua).unwrap();
         let ctx = super::super::Ctx::get(&lua).unwrap();
-        let same = comparer(&lua);
+        let same = super::super::same_tables(&lua);
         let s = sample();
         let expected = state(&lua, &ctx.array_mt, &s).unwrap();
         // A count hook runs Lua code inside the builder; it builds another list.
