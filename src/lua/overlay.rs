@@ -204,7 +204,11 @@ fn view(
                 }
             }
             let tasks = &list.state().tasks;
-            let entries: Vec<Entry> = tasks.iter().map(Entry::of).collect();
+            // What the panel needs of each task, kept while the list is unchanged.
+            let entries = match memo.as_deref_mut().and_then(|m| m.entries.take()) {
+                Some(e) => e,
+                None => tasks.iter().map(Entry::of).collect(),
+            };
             let panel = hide.panel(
                 &entries,
                 Some(list.state().next_id as f64),
@@ -241,7 +245,7 @@ fn view(
                     ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
                     for (k, &i) in visible.iter().enumerate() {
                         let t = &tasks[i];
-                        match old.take(t).filter(|_| reuse) {
+                        match old.take(t, k).filter(|_| reuse) {
                             Some((slot, fields)) => {
                                 ffi::lua_rawgeti(l, 2, (slot + 1) as _);
                                 shown.push(fields);
@@ -263,6 +267,7 @@ fn view(
                 })?
             };
             if let Some(memo) = memo.as_deref_mut() {
+                memo.entries = Some(entries);
                 memo.shown = shown;
                 memo.rows = Some(rows.clone());
                 memo.whole = whole.then(|| Whole {
@@ -323,6 +328,8 @@ fn view_of(rows: Table, counts: Table, panel: &Panel) -> View {
 pub struct ViewMemo {
     /// The view as a whole, while the list is unchanged and nothing was hidden.
     whole: Option<Whole>,
+    /// What the panel needs of each task, while the list is unchanged.
+    entries: Option<Vec<Entry>>,
     /// The rows table last handed out, and what each of its rows shows.
     rows: Option<Table>,
     shown: Vec<RowFields>,
@@ -332,6 +339,7 @@ impl ViewMemo {
     /// The list changed: the whole view is stale; each row is checked against its task.
     pub fn changed(&mut self) {
         self.whole = None;
+        self.entries = None;
     }
 }
 
@@ -387,11 +395,14 @@ impl Shown {
         }
     }
 
-    /// The slot (0-based) and fields of the earlier row that shows `t` as it is now.
-    fn take(&mut self, t: &Task) -> Option<(usize, RowFields)> {
-        let slot = match &self.by_id {
-            Some(map) => *map.get(&t.id)?,
-            None => self
+    /// The slot (0-based) and fields of the earlier row that shows `t` as it is now; the
+    /// row at `hint` (the same place in the panel) is looked at first.
+    fn take(&mut self, t: &Task, hint: usize) -> Option<(usize, RowFields)> {
+        let at_hint = matches!(self.rows.get(hint), Some(Some(r)) if r.id == t.id);
+        let slot = match (&self.by_id, at_hint) {
+            (_, true) => hint,
+            (Some(map), false) => *map.get(&t.id)?,
+            (None, false) => self
                 .rows
                 .iter()
                 .position(|r| r.as_ref().is_some_and(|r| r.id == t.id))?,
