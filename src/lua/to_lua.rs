@@ -20,12 +20,12 @@ use crate::task::{State, Task};
 type L = *mut ffi::lua_State;
 
 /// A list's own buffer for `built` (LuaJIT), and the tasks its slots were last filled
-/// from; unused in other flavours.
+/// from (`None`: filled again every time); unused in other flavours.
 #[derive(Default)]
 pub struct Built {
     table: Option<Table>,
     #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
-    filled: Vec<Task>,
+    filled: Vec<Option<Task>>,
 }
 
 impl Built {
@@ -308,17 +308,17 @@ mod built {
             let at = (i * STRIDE) as ffi::lua_Integer;
             match filled.as_deref_mut() {
                 Some(filled) => match filled.get_mut(i) {
-                    Some(was) if was == t && plain(t) => {}
+                    Some(Some(was)) if plain(t) && was == t => {}
                     Some(was) => {
-                        // No task has this id: should the fill stop half way (out of
+                        // Forgotten first: should the fill stop half way (out of
                         // memory), the slots are never taken for filled.
-                        was.id = i64::MIN;
+                        *was = None;
                         fill(l, buf, at, t, base);
-                        was.clone_from(t);
+                        *was = plain(t).then(|| t.clone());
                     }
                     None => {
                         fill(l, buf, at, t, base);
-                        filled.push(t.clone());
+                        filled.push(plain(t).then(|| t.clone()));
                     }
                 },
                 None => fill(l, buf, at, t, base),
