@@ -85,7 +85,17 @@ impl Params {
         let Value::Object(map) = value else {
             return Err(Error::input("arguments", "an object", kind(value)));
         };
-        let get = |key: &str| map.get(key).filter(|v| !v.is_null());
+        // One pass over the arguments instead of a hashed lookup (SipHash) per field.
+        let mut found: [Option<&Value>; ORDER.len()] = [None; ORDER.len()];
+        for (k, v) in map {
+            if let Some(i) = ORDER.iter().position(|o| o == k) {
+                found[i] = Some(v);
+            }
+        }
+        let get = |key: &str| {
+            let i = ORDER.iter().position(|o| *o == key)?;
+            found[i].filter(|v| !v.is_null())
+        };
         let mut p = Params {
             action: match get("action") {
                 Some(v) => Some(action(v)?),
