@@ -106,14 +106,18 @@ pub(super) unsafe fn push_value(l: L, v: &Value) {
     }
 }
 
-pub(super) unsafe fn push_task(l: L, t: &Task) {
-    let fields = 3
-        + t.description.is_some() as c_int
+/// How many of the task model's fields `t` has (the hash size of its table, before any
+/// field the model does not know).
+fn known_fields(t: &Task) -> c_int {
+    3 + t.description.is_some() as c_int
         + t.active_form.is_some() as c_int
         + t.blocked_by.is_some() as c_int
         + t.owner.is_some() as c_int
-        + t.metadata.is_some() as c_int;
-    ffi::lua_createtable(l, 0, fields);
+        + t.metadata.is_some() as c_int
+}
+
+pub(super) unsafe fn push_task(l: L, t: &Task) {
+    ffi::lua_createtable(l, 0, known_fields(t));
     set_int(l, c"id", t.id);
     set_str(l, c"subject", &t.subject);
     set_str(l, c"status", t.status.as_str());
@@ -178,6 +182,11 @@ impl Names {
     }
 }
 
+/// The stack slot of status `s`'s name among the names `Names::push` pushed from `base`.
+fn status_slot(base: c_int, s: crate::task::Status) -> c_int {
+    base + (Const::Pending as c_int - Const::Id as c_int) + s as c_int
+}
+
 /// Field `k` of the table at -2 (relative to the value pushed by `push`) set raw.
 unsafe fn set_named(l: L, base: c_int, k: Const, push: impl FnOnce()) {
     ffi::lua_pushvalue(l, base + (k as c_int - Const::Id as c_int));
@@ -186,20 +195,13 @@ unsafe fn set_named(l: L, base: c_int, k: Const, push: impl FnOnce()) {
 }
 
 unsafe fn push_task_named(l: L, base: c_int, t: &Task) {
-    let fields = 3
-        + t.description.is_some() as c_int
-        + t.active_form.is_some() as c_int
-        + t.blocked_by.is_some() as c_int
-        + t.owner.is_some() as c_int
-        + t.metadata.is_some() as c_int;
-    ffi::lua_createtable(l, 0, fields);
+    ffi::lua_createtable(l, 0, known_fields(t));
     set_named(l, base, Const::Id, || {
         ffi::lua_pushinteger(l, t.id as ffi::lua_Integer)
     });
     set_named(l, base, Const::Subject, || push_str(l, &t.subject));
-    let status = Const::Pending as c_int + t.status as c_int - Const::Id as c_int;
     set_named(l, base, Const::Status, || {
-        ffi::lua_pushvalue(l, base + status)
+        ffi::lua_pushvalue(l, status_slot(base, t.status))
     });
     if let Some(s) = &t.description {
         set_named(l, base, Const::Description, || push_str(l, s));
@@ -371,10 +373,7 @@ mod built {
         set(2);
         push_str(l, &t.subject);
         set(3);
-        ffi::lua_pushvalue(
-            l,
-            base + (Const::Pending as c_int - Const::Id as c_int) + t.status as c_int,
-        );
+        ffi::lua_pushvalue(l, status_slot(base, t.status));
         set(4);
         if kind == 1 {
             push_opt_str(l, t.active_form.as_deref());
