@@ -3,7 +3,6 @@
 --   * `num(n)`: an id or a count as text (integers without Lua 5.4's ".0");
 --   * `glyphs()`: the status glyphs a person sees (overlay rows, /todos, the call log);
 --   * `defaults`: the UI option defaults setup(), the overlay and the editor glue agree on;
---   * `count(tasks)`: tasks per status over the live ones (tombstones left out);
 --   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session;
 --   * `core()`: the native core, required on first use and remembered;
 --   * `add_listener(list, fn)`: append `fn` to a listener list, get back its remover;
@@ -59,22 +58,6 @@ function M.num(n)
     return text
   end
   return tostring(n)
-end
-
----Tasks per status; `total` leaves tombstones and unknown statuses out.
----@param tasks table[]|nil
----@return { total: integer, pending: integer, in_progress: integer, completed: integer }
-function M.count(tasks)
-  local counts = { total = 0, pending = 0, in_progress = 0, completed = 0 }
-  tasks = tasks or {}
-  for i = 1, #tasks do
-    local s = tasks[i].status
-    if s == "pending" or s == "in_progress" or s == "completed" then
-      counts[s] = counts[s] + 1
-      counts.total = counts.total + 1
-    end
-  end
-  return counts
 end
 
 ---A snapshot from a state table, a session (anything with `:state()`), or nil for the
