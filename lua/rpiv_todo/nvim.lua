@@ -380,6 +380,8 @@ function M.attach()
     events[#events + 1] = "WinResized"
   end
   au(events, H.request_paint)
+  -- The panel shows the list of the chat in the current window (M.register_chat).
+  au({ "WinEnter", "BufEnter" }, H.follow_window)
   -- Out of the cursor's way: only when the cursor reaches the panel, its preferred place
   -- is free again, or its window changed size (a cheap check on every cursor move).
   au({ "CursorMoved", "CursorMovedI", "WinScrolled" }, H.repaint_if_moved)
@@ -459,9 +461,10 @@ function M.session_event(event, id)
   local session = H.session()
   if event == "executed" then
     H.last_call = id
-    if H.pinned == nil and id ~= session.foreground_id() then
+    local want = H.window_session() or id
+    if H.pinned == nil and want ~= session.foreground_id() then
       H.switching = true
-      local ok, err = pcall(session.foreground, id)
+      local ok, err = pcall(session.foreground, want)
       H.switching = false
       if not ok then
         error(err, 0)
@@ -472,6 +475,53 @@ function M.session_event(event, id)
   end
   if event == "foreground" or id == session.foreground_id() then
     H.request_paint()
+  end
+end
+
+-- Front ends that know which session a chat buffer shows: name -> fun(bufnr): id|nil.
+H.chat_lookups = {}
+
+---Let a front end name the session of its chat buffers: while the current window shows one
+---of them (and no session is pinned), the panel shows that chat's list; elsewhere it
+---follows the latest tool call. `lookup(bufnr)` returns the session id, or nil for a
+---buffer that is not one of its chats; nil removes the front end's lookup.
+---@param name string the front end ("codecompanion", "avante", ...)
+---@param lookup fun(bufnr: integer): string|nil
+function M.register_chat(name, lookup)
+  if type(name) ~= "string" or (lookup ~= nil and type(lookup) ~= "function") then
+    H.fail("register_chat", "expected a name and a function(bufnr) or nil")
+  end
+  H.chat_lookups[name] = lookup
+  if H.attached then
+    H.follow_window()
+  end
+end
+
+---The session of the chat in the current window, when a front end knows it.
+---@return string|nil
+function H.window_session()
+  if next(H.chat_lookups) == nil then
+    return nil
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  for _, lookup in pairs(H.chat_lookups) do
+    local ok, id = pcall(lookup, buf)
+    if ok and type(id) == "string" and id ~= "" then
+      return id
+    end
+  end
+  return nil
+end
+
+---Another window or buffer is current: unless a session is pinned, show the list of the
+---chat there, else the session of the latest call.
+function H.follow_window()
+  local want = H.window_session() or H.last_call
+  local session = H.session()
+  if H.pinned == nil and want ~= nil and want ~= session.foreground_id() then
+    H.switching = true
+    pcall(session.foreground, want)
+    H.switching = false
   end
 end
 
@@ -745,8 +795,8 @@ function M.replay(id, messages)
 end
 
 ---The session the panel and :Todos show. `foreground(id)` pins session `id`;
----`foreground(nil)` goes back to following the session of the latest tool call (the
----default); `foreground()` only reads. Returns the foreground session.
+---`foreground(nil)` goes back to following the chat in the current window, else the
+---session of the latest tool call (the default); `foreground()` only reads. Returns the foreground session.
 ---@param ... string|nil
 ---@return rpiv_todo.Session
 function M.foreground(...)
@@ -758,11 +808,7 @@ function M.foreground(...)
   local id = ...
   if id == nil then
     H.pinned = nil
-    if H.last_call ~= nil and H.last_call ~= session.foreground_id() then
-      H.switching = true
-      pcall(session.foreground, H.last_call)
-      H.switching = false
-    end
+    H.follow_window()
   else
     -- Validated by the session layer (a non-empty string id).
     session.foreground(id)
