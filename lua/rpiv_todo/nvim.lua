@@ -358,9 +358,15 @@ function M.attach()
   H.attached = true
   local todo = H.todo()
   H.ov = todo.overlay.new({ theme = "segments", layout = H.layout })
-  -- The live overlay forgets what it showed when the foreground list is rebuilt; then
-  -- this front end repaints (listeners run in the order they were added).
-  H.detach_overlay = todo.attach_overlay(H.ov)
+  -- What the panel showed is remembered per session (H.lives), so going back to a chat
+  -- does not bring back the completed tasks of its earlier turns; a session's memory is
+  -- forgotten when its list is rebuilt (replay, load, shutdown). Then this front end
+  -- repaints (listeners run in the order they were added).
+  H.detach_overlay = todo.listen(function(event, id)
+    if event ~= "executed" and event ~= "foreground" and H.lives[id] ~= nil then
+      H.lives[id]:reset()
+    end
+  end)
   H.detach_listener = todo.listen(M.session_event)
   if type(todo.on_setup) == "function" then
     H.detach_setup = todo.on_setup(H.on_setup)
@@ -451,6 +457,7 @@ function M.detach()
   pcall(vim.api.nvim_del_augroup_by_name, H.augroup)
   H.unmap()
   H.pinned, H.last_call, H.user_hidden = nil, nil, false
+  H.lives = {}
 end
 
 ---Session events (also handed over by plugin/rpiv_todo.lua for the first call). While
@@ -712,7 +719,7 @@ function H.paint()
   if H.user_hidden then
     panel.hide()
   else
-    panel.paint({ config = M.config, ov = H.ov, state = H.shown_session() })
+    panel.paint({ config = M.config, ov = H.overlay(), state = H.shown_session() })
   end
   local listwin = require("rpiv_todo.nvim.listwin")
   if listwin.window() then
@@ -755,11 +762,42 @@ function M.execute(params, ctx)
   return H.todo().tool().execute(params, ctx)
 end
 
----A new agent turn began: completed tasks already shown hide from the panel.
-function M.turn_started()
+---A new agent turn began in session `id` (nil: in every session): its completed tasks
+---already shown hide from the panel.
+---@param id? string
+function M.turn_started(id)
   M.attach()
-  H.ov:turn_started()
+  if id ~= nil then
+    H.memory(id):turn_started()
+  else
+    H.memory(H.session().foreground_id())
+    for _, live in pairs(H.lives) do
+      live:turn_started()
+    end
+  end
   H.request_paint()
+end
+
+-- What the panel showed of each session (native `overlay_live` memories), by session id.
+H.lives = {}
+
+---The memory of what the panel showed of session `id`.
+---@param id string
+---@return userdata
+function H.memory(id)
+  local live = H.lives[id]
+  if live == nil then
+    live = require("rpiv_todo.native").overlay_live()
+    H.lives[id] = live
+  end
+  return live
+end
+
+---The live overlay, reading and writing the foreground session's memory.
+---@return rpiv_todo.Overlay
+function H.overlay()
+  H.ov.live = H.memory(H.session().foreground_id())
+  return H.ov
 end
 
 ---Branch entries as the core expects them: host messages (`{ role, toolName, details }`)
@@ -838,7 +876,7 @@ end
 ---Would the panel show anything (the foreground list has a task to show)?
 ---@return boolean
 function H.has_tasks()
-  return #H.ov:render(H.shown_session(), 80) > 0
+  return #H.overlay():render(H.shown_session(), 80) > 0
 end
 
 ---Collapse or expand the panel (:TodosToggle and the collapse key). With nothing to

@@ -234,7 +234,9 @@ function H.listen()
     group = group,
     pattern = "AvanteInputSubmitted",
     callback = function()
-      require("rpiv_todo.nvim").turn_started()
+      -- The prompt is the chat's first message when the chat is new, and it is not in the
+      -- history yet: a new chat's list does not exist yet, and has nothing to hide.
+      require("rpiv_todo.nvim").turn_started(H.sidebar_session())
     end,
   })
   local ok, nvim = pcall(require, "rpiv_todo.nvim")

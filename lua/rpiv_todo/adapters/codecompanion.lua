@@ -28,8 +28,9 @@
 -- default) the chat's schema is switched to rpiv_todo's own strict form whenever the
 -- chat's adapter is one of those, and back when it changes. That is decided from what the
 -- adapter already holds, never by asking it for its models (which may be a blocking HTTP
--- request). Calls are accepted in either form. Turns: a request starting in a chat with
--- the tool marks a new turn for the panel, so completed tasks fall away. End of turn: when
+-- request). Calls are accepted in either form. Turns: a request that starts with a new
+-- prompt in a chat with the tool marks a new turn for the panel, so completed tasks fall
+-- away (the tool results going back to the model continue the same turn). End of turn: when
 -- a turn ends with tasks left in_progress, `todo.reminder()` is added to the chat as a
 -- hidden user message, so the model reads it with the next request; a chat holds one at
 -- most. The panel shows the list of the chat in the current window. All that listens to
@@ -353,6 +354,19 @@ function H.remind(chat)
   end
 end
 
+---Was the request just submitted a new prompt, not the tool results going back to the
+---model? Its last message is then the user's (a tool result carries `tools.call_id`,
+---whatever its role: Anthropic's are user messages).
+---@param messages any
+---@return boolean
+function M.is_new_prompt(messages)
+  local last = type(messages) == "table" and messages[#messages] or nil
+  if type(last) ~= "table" or last.role ~= "user" then
+    return false
+  end
+  return not (type(last.tools) == "table" and last.tools.call_id ~= nil)
+end
+
 ---The session the panel should show while `bufnr` is current: that chat's list, when the
 ---buffer is a codecompanion chat holding the todo tool (nil otherwise).
 ---@param bufnr integer
@@ -418,8 +432,10 @@ function H.listen()
     pattern = "CodeCompanionChatSubmitted",
     callback = function(ev)
       local chat = chat_of(ev)
-      if chat and next(H.registered(chat)) ~= nil then
-        require("rpiv_todo.nvim").turn_started()
+      local _, opts = next(chat and H.registered(chat) or {})
+      if opts ~= nil and M.is_new_prompt(chat.messages) then
+        local id = H.session_id(opts.session, chat.tools, chat)
+        require("rpiv_todo.nvim").turn_started(id or require("rpiv_todo.session").DEFAULT_ID)
       end
     end,
   })
