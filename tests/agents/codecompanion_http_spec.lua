@@ -224,18 +224,18 @@ end)
 T.test(label .. ": a chat opened with earlier messages gets its list back", function()
   -- What a history extension hands to codecompanion.chat(): the messages of a chat of an
   -- earlier session, tool calls and results included.
-  -- (Up to its last answer: a chat whose last message is the user's is submitted.)
-  local messages = vim.deepcopy(CHAT1.messages)
-  while messages[#messages].role == "user" do
-    messages[#messages] = nil
-  end
-  local restored = cc.chat({ messages = messages })
+  -- (codecompanion.chat() submits a chat given messages unless told not to.)
+  local restored = cc.chat({ messages = vim.deepcopy(CHAT1.messages), auto_submit = false })
   local id = require("rpiv_todo.adapters.codecompanion").session_of(restored)
   local state = todo.session(id):state()
   T.eq(#state.tasks, 2, "two tasks")
   T.eq(state.tasks[1].status, "completed", "#1 completed")
   T.eq(state.tasks[2].subject, "Test the parser", "#2")
   T.eq(state.nextId, 3, "nextId")
+end)
+
+T.test(label .. ": every request the server got is one the tests made", function()
+  T.eq(#server.requests(), 8, "requests")
 end)
 
 server.stop()
