@@ -5,16 +5,17 @@
 --   require("rpiv_todo.nvim").setup({})       -- optional: editor options (below)
 --   local nv = require("rpiv_todo.nvim")
 --   nv.execute({ action = "create", subject = "Write the parser" }, { session = "chat-1" })
---   nv.turn_started()                         -- a new agent turn: completed tasks fall away
+--   nv.turn_started("chat-1")                 -- a new turn in chat-1: its completed tasks fall away
 --   nv.replay("chat-1", messages)             -- rebuild a session from the host's history
+--   nv.register_chat("my-agent", lookup)      -- lookup(bufnr) -> the session of a chat buffer
 --   nv.foreground("chat-1")                   -- pin the session the panel shows
---   nv.foreground(nil)                        -- follow the latest tool call again (default)
+--   nv.foreground(nil)                        -- follow the chat window / latest call (default)
 --
 -- Once attached (`M.attach()`, called by every function here, and by plugin/rpiv_todo.lua
 -- on the first tool call of any session):
 --   * the panel (rpiv_todo.nvim.panel), a floating window over the current window that
---     shows the foreground session's list: by default the session of the most recent
---     tool call; it moves with the windows, out of the cursor's way, hides where it does
+--     shows the foreground session's list: by default the chat in the current window
+--     (M.register_chat), else the session of the most recent tool call; it moves with the windows, out of the cursor's way, hides where it does
 --     not belong, and repaints after each tool call, each setup() and locale change;
 --   * the RpivTodo* highlight groups (rpiv_todo.nvim.highlights);
 --   * :Todos (the list window, and the user's own edits) and :TodosToggle
