@@ -59,6 +59,15 @@ A.run(vim.list_extend(vim.deepcopy(git), { "add", "-A" }), repo)
 A.run(vim.list_extend(vim.deepcopy(git), { "commit", "-q", "-m", "first" }), repo)
 
 vim.env.HOME = home
+-- A block that installs a prebuilt module (require("rpiv_todo.install").run()) instead of
+-- building counts the same way.
+package.loaded["rpiv_todo.install"] = {
+  run = function()
+    local path = vim.fn.stdpath("data") .. "/site/pack/core/opt/rpiv_todo"
+    vim.fn.writefile({ vim.fn.resolve(path) .. " luajit" }, count, "a")
+    return true
+  end,
+}
 local messages = {}
 local notify = vim.notify
 vim.notify = function(msg, level, opts)
