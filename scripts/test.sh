@@ -18,7 +18,9 @@
 #   6. tests/nvim/*_spec.lua in both Neovims (plugin on 'runtimepath', LuaJIT build at
 #      lua/rpiv_todo/core.so); tests/agents/*: the adapters inside the real agent plugins
 #      (pinned in $RPIV_DEPS, default ../shared/deps; listed as skipped without them), and
-#      their recorded request bodies checked with Python jsonschema (pip, when missing)
+#      their recorded request bodies checked with Python jsonschema (pip, when missing);
+#      the README's codecompanion and avante blocks against tests/agents/server.py (a
+#      scripted OpenAI-compatible server on 127.0.0.1) over the plugins' own HTTP client
 #      tests/screen/*_spec.lua: the current Neovim in a tmux pane (Debian's tmux), keys
 #      through send-keys, what a person sees through capture-pane
 #   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
@@ -344,6 +346,15 @@ agent_specs() {
     done
     step "tests/agents/avante_spec.lua (avante.nvim, $(nvim_label "$NVIM_NEW"))" \
         run_nvim "$NVIM_NEW" "$ROOT/tests/agents/avante_spec.lua" RPIV_DEPS="$deps" RPIV_CAPTURE="$capture"
+    # The README's setup blocks over real HTTP: tests/agents/server.py, a scripted
+    # OpenAI-compatible server on 127.0.0.1 that each spec starts and stops.
+    for cc in codecompanion.nvim codecompanion.nvim-v17; do
+        step "tests/agents/codecompanion_http_spec.lua ($cc over HTTP, $(nvim_label "$NVIM_NEW"))" \
+            run_nvim "$NVIM_NEW" "$ROOT/tests/agents/codecompanion_http_spec.lua" \
+            RPIV_DEPS="$deps" RPIV_CODECOMPANION="$cc"
+    done
+    step "tests/agents/avante_http_spec.lua (avante.nvim over HTTP, $(nvim_label "$NVIM_NEW"))" \
+        run_nvim "$NVIM_NEW" "$ROOT/tests/agents/avante_http_spec.lua" RPIV_DEPS="$deps"
     step "agent request bodies: draft 2020-12, draft-07, OpenAI strict; ACP plan updates" \
         python3 "$ROOT/tests/agents/check_requests.py" "$capture" "$deps"
 }

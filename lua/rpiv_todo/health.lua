@@ -178,7 +178,8 @@ function H.check_config(report)
   end
   local key = nv.mapped_key()
   if key then
-    report.ok(":TodosToggle is mapped to " .. key .. " in normal and insert mode")
+    local level, text, advice = M.key_support(key, H.terminal())
+    report[level](":TodosToggle is mapped to " .. key .. " in normal and insert mode" .. text, advice)
   elseif config.collapse_key == "off" then
     report.info("collapse key is off: use :TodosToggle")
   elseif not nv.config.map_collapse_key then
@@ -193,6 +194,64 @@ function H.check_config(report)
   else
     report.info("the collapse key is mapped once the front end is attached (first tool call, :Todos or :TodosToggle)")
   end
+end
+
+-- What to suggest when the terminal cannot send the mapped key.
+M.KEY_ADVICE = {
+  'a key every terminal sends: require("rpiv_todo").setup({ collapse_key = "alt+t" }) maps <M-t>',
+  "or :TodosToggle (map it yourself: vim.keymap.set('n', '<leader>tt', '<Cmd>TodosToggle<CR>'))",
+}
+
+---What stands between the terminal and Neovim, as far as the keys go: { tmux = bool,
+---extended_keys = tmux's `extended-keys` ("off", "on", "always", or nil when tmux did
+---not say), term = $TERM, gui = a UI that is not the built-in terminal UI }.
+---@return table
+function H.terminal()
+  local env = { term = vim.env.TERM or "", tmux = (vim.env.TMUX or "") ~= "" }
+  env.gui = vim.g.neovide ~= nil or vim.fn.has("gui_running") == 1
+  if env.tmux and vim.fn.executable("tmux") == 1 then
+    local out = vim.fn.system({ "tmux", "show-options", "-sv", "extended-keys" })
+    if vim.v.shell_error == 0 then
+      env.extended_keys = vim.trim(out)
+    end
+  end
+  return env
+end
+
+---Can the terminal send `key` (Neovim notation)? Ctrl+Shift+<letter> (and Super) reach
+---Neovim only through an extended keyboard protocol (kitty's, or xterm's modifyOtherKeys):
+---without one the terminal sends plain Ctrl+<letter>. tmux passes them on only with
+---`extended-keys` on; GNU screen and the Linux console never do.
+---@param key string e.g. "<C-S-t>"
+---@param env table what H.terminal() returns
+---@return string level "ok" | "warn", string text to add, string[]|nil advice
+function M.key_support(key, env)
+  local needs_protocol = key:find("C%-S%-") ~= nil or key:find("^<D%-") ~= nil
+  if not needs_protocol or env.gui then
+    return "ok", "", nil
+  end
+  if env.tmux then
+    if env.extended_keys == "on" or env.extended_keys == "always" then
+      return "ok",
+        " (tmux passes it on: extended-keys is " .. env.extended_keys .. "; the terminal outside must support it too)",
+        nil
+    end
+    local why = env.extended_keys == nil and "tmux did not say whether extended-keys is on"
+      or "tmux's extended-keys is " .. env.extended_keys
+    local advice = {
+      "in ~/.tmux.conf (tmux 3.2 or later): set -s extended-keys on and set -as terminal-features 'xterm*:extkeys', then restart tmux",
+    }
+    for _, line in ipairs(M.KEY_ADVICE) do
+      advice[#advice + 1] = line
+    end
+    return "warn", ", but inside tmux it never arrives: " .. why, advice
+  end
+  if env.term:find("^screen") or env.term == "linux" then
+    return "warn", ", but this terminal ($TERM " .. env.term .. ") cannot send it", M.KEY_ADVICE
+  end
+  return "ok",
+    " (it needs a terminal with an extended keyboard protocol: kitty, WezTerm, foot, Ghostty, xterm with modifyOtherKeys)",
+    nil
 end
 
 ---Entry point of `:checkhealth rpiv_todo`.

@@ -5,16 +5,17 @@
 --   require("rpiv_todo.nvim").setup({})       -- optional: editor options (below)
 --   local nv = require("rpiv_todo.nvim")
 --   nv.execute({ action = "create", subject = "Write the parser" }, { session = "chat-1" })
---   nv.turn_started()                         -- a new agent turn: completed tasks fall away
+--   nv.turn_started("chat-1")                 -- a new turn in chat-1: its completed tasks fall away
 --   nv.replay("chat-1", messages)             -- rebuild a session from the host's history
+--   nv.register_chat("my-agent", lookup)      -- lookup(bufnr) -> the session of a chat buffer
 --   nv.foreground("chat-1")                   -- pin the session the panel shows
---   nv.foreground(nil)                        -- follow the latest tool call again (default)
+--   nv.foreground(nil)                        -- follow the chat window / latest call (default)
 --
 -- Once attached (`M.attach()`, called by every function here, and by plugin/rpiv_todo.lua
 -- on the first tool call of any session):
 --   * the panel (rpiv_todo.nvim.panel), a floating window over the current window that
---     shows the foreground session's list: by default the session of the most recent
---     tool call; it moves with the windows, out of the cursor's way, hides where it does
+--     shows the foreground session's list: by default the chat in the current window
+--     (M.register_chat), else the session of the most recent tool call; it moves with the windows, out of the cursor's way, hides where it does
 --     not belong, and repaints after each tool call, each setup() and locale change;
 --   * the RpivTodo* highlight groups (rpiv_todo.nvim.highlights);
 --   * :Todos (the list window, and the user's own edits) and :TodosToggle
@@ -358,9 +359,15 @@ function M.attach()
   H.attached = true
   local todo = H.todo()
   H.ov = todo.overlay.new({ theme = "segments", layout = H.layout })
-  -- The live overlay forgets what it showed when the foreground list is rebuilt; then
-  -- this front end repaints (listeners run in the order they were added).
-  H.detach_overlay = todo.attach_overlay(H.ov)
+  -- What the panel showed is remembered per session (H.lives), so going back to a chat
+  -- does not bring back the completed tasks of its earlier turns; a session's memory is
+  -- forgotten when its list is rebuilt (replay, load, shutdown). Then this front end
+  -- repaints (listeners run in the order they were added).
+  H.detach_overlay = todo.listen(function(event, id)
+    if event ~= "executed" and event ~= "foreground" and H.lives[id] ~= nil then
+      H.lives[id]:reset()
+    end
+  end)
   H.detach_listener = todo.listen(M.session_event)
   if type(todo.on_setup) == "function" then
     H.detach_setup = todo.on_setup(H.on_setup)
@@ -380,6 +387,8 @@ function M.attach()
     events[#events + 1] = "WinResized"
   end
   au(events, H.request_paint)
+  -- The panel shows the list of the chat in the current window (M.register_chat).
+  au({ "WinEnter", "BufEnter" }, H.follow_window)
   -- Out of the cursor's way: only when the cursor reaches the panel, its preferred place
   -- is free again, or its window changed size (a cheap check on every cursor move).
   au({ "CursorMoved", "CursorMovedI", "WinScrolled" }, H.repaint_if_moved)
@@ -449,6 +458,7 @@ function M.detach()
   pcall(vim.api.nvim_del_augroup_by_name, H.augroup)
   H.unmap()
   H.pinned, H.last_call, H.user_hidden = nil, nil, false
+  H.lives = {}
 end
 
 ---Session events (also handed over by plugin/rpiv_todo.lua for the first call). While
@@ -459,9 +469,10 @@ function M.session_event(event, id)
   local session = H.session()
   if event == "executed" then
     H.last_call = id
-    if H.pinned == nil and id ~= session.foreground_id() then
+    local want = H.window_session() or id
+    if H.pinned == nil and want ~= session.foreground_id() then
       H.switching = true
-      local ok, err = pcall(session.foreground, id)
+      local ok, err = pcall(session.foreground, want)
       H.switching = false
       if not ok then
         error(err, 0)
@@ -472,6 +483,53 @@ function M.session_event(event, id)
   end
   if event == "foreground" or id == session.foreground_id() then
     H.request_paint()
+  end
+end
+
+-- Front ends that know which session a chat buffer shows: name -> fun(bufnr): id|nil.
+H.chat_lookups = {}
+
+---Let a front end name the session of its chat buffers: while the current window shows one
+---of them (and no session is pinned), the panel shows that chat's list; elsewhere it
+---follows the latest tool call. `lookup(bufnr)` returns the session id, or nil for a
+---buffer that is not one of its chats; nil removes the front end's lookup.
+---@param name string the front end ("codecompanion", "avante", ...)
+---@param lookup fun(bufnr: integer): string|nil
+function M.register_chat(name, lookup)
+  if type(name) ~= "string" or (lookup ~= nil and type(lookup) ~= "function") then
+    H.fail("register_chat", "expected a name and a function(bufnr) or nil")
+  end
+  H.chat_lookups[name] = lookup
+  if H.attached then
+    H.follow_window()
+  end
+end
+
+---The session of the chat in the current window, when a front end knows it.
+---@return string|nil
+function H.window_session()
+  if next(H.chat_lookups) == nil then
+    return nil
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  for _, lookup in pairs(H.chat_lookups) do
+    local ok, id = pcall(lookup, buf)
+    if ok and type(id) == "string" and id ~= "" then
+      return id
+    end
+  end
+  return nil
+end
+
+---Another window or buffer is current: unless a session is pinned, show the list of the
+---chat there, else the session of the latest call.
+function H.follow_window()
+  local want = H.window_session() or H.last_call
+  local session = H.session()
+  if H.pinned == nil and want ~= nil and want ~= session.foreground_id() then
+    H.switching = true
+    pcall(session.foreground, want)
+    H.switching = false
   end
 end
 
@@ -662,7 +720,7 @@ function H.paint()
   if H.user_hidden then
     panel.hide()
   else
-    panel.paint({ config = M.config, ov = H.ov, state = H.shown_session() })
+    panel.paint({ config = M.config, ov = H.overlay(), state = H.shown_session() })
   end
   local listwin = require("rpiv_todo.nvim.listwin")
   if listwin.window() then
@@ -705,11 +763,42 @@ function M.execute(params, ctx)
   return H.todo().tool().execute(params, ctx)
 end
 
----A new agent turn began: completed tasks already shown hide from the panel.
-function M.turn_started()
+---A new agent turn began in session `id` (nil: in every session): its completed tasks
+---already shown hide from the panel.
+---@param id? string
+function M.turn_started(id)
   M.attach()
-  H.ov:turn_started()
+  if id ~= nil then
+    H.memory(id):turn_started()
+  else
+    H.memory(H.session().foreground_id())
+    for _, live in pairs(H.lives) do
+      live:turn_started()
+    end
+  end
   H.request_paint()
+end
+
+-- What the panel showed of each session (native `overlay_live` memories), by session id.
+H.lives = {}
+
+---The memory of what the panel showed of session `id`.
+---@param id string
+---@return userdata
+function H.memory(id)
+  local live = H.lives[id]
+  if live == nil then
+    live = require("rpiv_todo.native").overlay_live()
+    H.lives[id] = live
+  end
+  return live
+end
+
+---The live overlay, reading and writing the foreground session's memory.
+---@return rpiv_todo.Overlay
+function H.overlay()
+  H.ov.live = H.memory(H.session().foreground_id())
+  return H.ov
 end
 
 ---Branch entries as the core expects them: host messages (`{ role, toolName, details }`)
@@ -745,8 +834,8 @@ function M.replay(id, messages)
 end
 
 ---The session the panel and :Todos show. `foreground(id)` pins session `id`;
----`foreground(nil)` goes back to following the session of the latest tool call (the
----default); `foreground()` only reads. Returns the foreground session.
+---`foreground(nil)` goes back to following the chat in the current window, else the
+---session of the latest tool call (the default); `foreground()` only reads. Returns the foreground session.
 ---@param ... string|nil
 ---@return rpiv_todo.Session
 function M.foreground(...)
@@ -758,11 +847,7 @@ function M.foreground(...)
   local id = ...
   if id == nil then
     H.pinned = nil
-    if H.last_call ~= nil and H.last_call ~= session.foreground_id() then
-      H.switching = true
-      pcall(session.foreground, H.last_call)
-      H.switching = false
-    end
+    H.follow_window()
   else
     -- Validated by the session layer (a non-empty string id).
     session.foreground(id)
@@ -792,7 +877,7 @@ end
 ---Would the panel show anything (the foreground list has a task to show)?
 ---@return boolean
 function H.has_tasks()
-  return #H.ov:render(H.shown_session(), 80) > 0
+  return #H.overlay():render(H.shown_session(), 80) > 0
 end
 
 ---Collapse or expand the panel (:TodosToggle and the collapse key). With nothing to

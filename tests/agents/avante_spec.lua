@@ -363,13 +363,21 @@ T.test("avante: a second chat has its own list", function()
   T.eq(results(sent[2])[ids_of(n, 1)[1]], "No tasks", "empty list")
 end)
 
-T.test("avante: with a sidebar, the list is named after the chat's history file", function()
+-- A history message as avante keeps it.
+local function hmsg(uuid, role, content)
+  return { uuid = uuid, timestamp = "2026-12-03 05:00:00", message = { role = role, content = content } }
+end
+
+T.test("avante: with a sidebar, the list is named after the chat's history file and first message", function()
   local avante = require("avante")
   local tab = vim.api.nvim_get_current_tabpage()
   local saved = avante.sidebars[tab]
   local bufnr = vim.api.nvim_get_current_buf()
   -- What the sidebar of a tab holds about its chat (avante.get() reads it).
-  avante.sidebars[tab] = { chat_history = { filename = "7.json" }, code = { bufnr = bufnr } }
+  avante.sidebars[tab] = {
+    chat_history = { filename = "7.json", messages = { hmsg("u-7", "user", "Plan chat 7") } },
+    code = { bufnr = bufnr },
+  }
   local called
   local stop = todo.listen(function(event, id)
     if event == "executed" then
@@ -383,8 +391,62 @@ T.test("avante: with a sidebar, the list is named after the chat's history file"
   avante.sidebars[tab] = saved
   T.eq(result, "Created #1: In chat 7 (pending)", "result")
   local path = tostring(require("avante.path").history.get_filepath(bufnr, "7.json"))
-  T.eq(called, "avante:" .. path, "named after the history file")
+  T.eq(called, "avante:" .. path .. "#2026-12-03 05:00:00/u-7", "named after the history file and first message")
   T.contains(again, "#1 In chat 7", "the same list across requests (new session_ctx each prompt)")
+end)
+
+T.test("avante: a new chat in a reused history file starts empty", function()
+  -- avante names a new chat after the number of history files, so a file name comes back
+  -- after a chat is deleted; the chat that had it before must not hand its list on.
+  local avante = require("avante")
+  local tab = vim.api.nvim_get_current_tabpage()
+  local saved = avante.sidebars[tab]
+  local bufnr = vim.api.nvim_get_current_buf()
+  avante.sidebars[tab] = {
+    chat_history = {
+      filename = "7.json",
+      messages = { { uuid = "u-new", timestamp = "2026-12-03 06:10:00", message = { role = "user", content = "Hi" } } },
+    },
+    code = { bufnr = bufnr },
+  }
+  local listed = require("rpiv_todo.adapters.avante").tool().func({ action = "list" }, { session_ctx = {} })
+  avante.sidebars[tab] = saved
+  T.eq(listed, "No tasks", "the new chat's own, empty list")
+end)
+
+T.test("avante: a chat reopened from its history gets its list back from its todo calls", function()
+  local avante = require("avante")
+  local tab = vim.api.nvim_get_current_tabpage()
+  local saved = avante.sidebars[tab]
+  local bufnr = vim.api.nvim_get_current_buf()
+  local function use(id, input)
+    return hmsg("use-" .. id, "assistant", { { type = "tool_use", id = id, name = "todo", input = input } })
+  end
+  local function result(id, text)
+    return hmsg("res-" .. id, "user", { { type = "tool_result", tool_use_id = id, content = text } })
+  end
+  -- What avante's history file of an earlier session holds (restarted editor: no list).
+  avante.sidebars[tab] = {
+    chat_history = {
+      filename = "3.json",
+      messages = {
+        hmsg("u-3", "user", "Plan the release"),
+        use("t1", { action = "create", subject = "Tag the release" }),
+        result("t1", "Created #1: Tag the release (pending)"),
+        use("t2", { action = "create", subject = "Write the notes" }),
+        result("t2", "Created #2: Write the notes (pending)"),
+        use("t3", { action = "update", id = 1, status = "in_progress" }),
+        result("t3", "Updated #1 (pending → in_progress)"),
+        use("t4", { action = "update", id = 2, status = "completed" }),
+        -- t4 has no result: the editor stopped before it ran, so it does not count.
+        use("x1", { action = "create", subject = "Not ours" }),
+      },
+    },
+    code = { bufnr = bufnr },
+  }
+  local listed = require("rpiv_todo.adapters.avante").tool().func({ action = "list" }, { session_ctx = {} })
+  avante.sidebars[tab] = saved
+  T.eq(listed, "[in_progress] #1 Tag the release\n[pending] #2 Write the notes", "the list its calls built")
 end)
 
 T.test("avante: the reminder reaches the model through avante's system_prompt function", function()
@@ -392,7 +454,10 @@ T.test("avante: the reminder reaches the model through avante's system_prompt fu
   local tab = vim.api.nvim_get_current_tabpage()
   local saved = avante.sidebars[tab]
   local bufnr = vim.api.nvim_get_current_buf()
-  avante.sidebars[tab] = { chat_history = { filename = "8.json" }, code = { bufnr = bufnr } }
+  avante.sidebars[tab] = {
+    chat_history = { filename = "8.json", messages = { hmsg("u-8", "user", "Plan chat 8") } },
+    code = { bufnr = bufnr },
+  }
   local adapter = require("rpiv_todo.adapters.avante")
   Config.system_prompt = function()
     return adapter.reminder() or ""

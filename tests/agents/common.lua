@@ -125,4 +125,102 @@ function M.save_requests(requests)
   end
 end
 
+---Start tests/agents/server.py (a scripted OpenAI-compatible server on 127.0.0.1) with the
+---answers in `script` (see the server's docstring); `models` says how it answers a model
+---list ("ok", "slow", "never"). Returns { url, port, requests(), stop() }: `requests()`
+---reads what the server has received so far ({ method, path, body } each, in order). The
+---server stops with stop(), when Neovim exits, or after 120 seconds on its own.
+---@param script table[]
+---@param models? string
+---@return table server
+function M.start_server(script, models)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  local script_path, log_path = dir .. "/script.json", dir .. "/requests.jsonl"
+  vim.fn.writefile({ vim.json.encode(script) }, script_path, "b")
+  local port
+  local job = vim.fn.jobstart({
+    "python3",
+    os.getenv("RPIV_ROOT") .. "/tests/agents/server.py",
+    "--script",
+    script_path,
+    "--log",
+    log_path,
+    "--models",
+    models or "ok",
+    "--lifetime",
+    "120",
+  }, {
+    on_stdout = function(_, lines)
+      for _, line in ipairs(lines) do
+        port = port or tonumber(line:match("^PORT (%d+)"))
+      end
+    end,
+  })
+  if job <= 0 then
+    error("could not start tests/agents/server.py", 2)
+  end
+  M.wait_for(function()
+    return port ~= nil
+  end, "the scripted server to listen")
+  local server = { port = port, url = "http://127.0.0.1:" .. port }
+  function server.requests()
+    local out = {}
+    if vim.fn.filereadable(log_path) == 1 then
+      for _, line in ipairs(vim.fn.readfile(log_path)) do
+        out[#out + 1] = vim.json.decode(line)
+      end
+    end
+    return out
+  end
+  function server.posts()
+    return vim.tbl_filter(function(r)
+      return r.method == "POST"
+    end, server.requests())
+  end
+  function server.stop()
+    pcall(vim.fn.chanclose, job, "stdin")
+    vim.fn.jobwait({ job }, 5000)
+    pcall(vim.fn.jobstop, job)
+  end
+  vim.api.nvim_create_autocmd("VimLeavePre", { callback = server.stop })
+  return server
+end
+
+---The `todo` tool results in an OpenAI chat-completions request body, by call id.
+---@param body table
+---@return table<string, string>
+function M.tool_results(body)
+  local out = {}
+  for _, m in ipairs(type(body) == "table" and body.messages or {}) do
+    if m.role == "tool" then
+      out[m.tool_call_id] = type(m.content) == "string" and m.content or vim.json.encode(m.content)
+    end
+  end
+  return out
+end
+
+---The README's code block that follows the line `<!-- <marker> -->`, as text.
+---@param marker string
+---@return string
+function M.readme_snippet(marker)
+  local lines = vim.fn.readfile(os.getenv("RPIV_ROOT") .. "/README.md")
+  for i, line in ipairs(lines) do
+    if line == "<!-- " .. marker .. " -->" then
+      local out = {}
+      local j = i + 1
+      if not (lines[j] or ""):match("^```") then
+        break
+      end
+      j = j + 1
+      while lines[j] ~= nil and not lines[j]:match("^```") do
+        out[#out + 1] = lines[j]
+        j = j + 1
+      end
+      return table.concat(out, "\n")
+    end
+  end
+  error("README.md has no code block after <!-- " .. marker .. " -->", 2)
+end
+
 return M

@@ -544,11 +544,48 @@ T.test("codecompanion gives each chat its own list by default", function()
     "Created #1: In chat 12 (pending)",
     "chat 12"
   )
-  T.eq(todo.session("codecompanion:11"):state().tasks[1].subject, "In chat 11", "chat 11 list")
-  T.eq(todo.session("codecompanion:12"):state().tasks[1].subject, "In chat 12", "chat 12 list")
+  T.eq(todo.session(codecompanion.session_of(chat1)):state().tasks[1].subject, "In chat 11", "chat 11 list")
+  T.eq(todo.session(codecompanion.session_of(chat2)):state().tasks[1].subject, "In chat 12", "chat 12 list")
   T.eq(todo.sessions.exists("default"), false, "no shared list")
-  tool.cmds[1]({ chat = { bufnr = 9 } }, { action = "create", subject = "By buffer" }, {})
-  T.eq(todo.session("codecompanion:buf9"):state().tasks[1].subject, "By buffer", "buffer when no id")
+  T.ok(codecompanion.session_of(chat1):find("^codecompanion:%d+%-[^-]+%-%d+$") ~= nil, "codecompanion:<time>-<pid>-<n>")
+end)
+
+T.test("codecompanion: two chats with the same id (math.random unseeded) have two lists", function()
+  local tool = codecompanion.tool()
+  local first, second = { id = 5, bufnr = 5 }, { id = 5, bufnr = 6 }
+  tool.cmds[1]({ chat = first }, { action = "create", subject = "First editor's chat" }, {})
+  local out = tool.cmds[1]({ chat = second }, { action = "list" }, {})
+  T.eq(out.data, "No tasks", "the second chat starts empty")
+  T.eq(codecompanion.session_of(first) == codecompanion.session_of(second), false, "two ids")
+end)
+
+T.test("codecompanion: a chat opened with earlier messages gets its list back", function()
+  local tool = codecompanion.tool()
+  local function call(id, args)
+    return {
+      role = "llm",
+      tools = { calls = { { id = id, type = "function", ["function"] = { name = "todo", arguments = args } } } },
+    }
+  end
+  local function result(id, text)
+    return { role = "tool", tools = { call_id = id }, content = text }
+  end
+  local chat = {
+    id = 5,
+    bufnr = 7,
+    messages = {
+      { role = "user", content = "Plan it" },
+      call("c1", '{"action":"create","subject":"Tag the release"}'),
+      result("c1", "Created #1: Tag the release (pending)"),
+      call("c2", '{"action":"update","id":1,"status":"in_progress","metadata":"{\\"k\\":1}","owner":null}'),
+      result("c2", "Updated #1 (pending → in_progress)"),
+      call("c3", '{"action":"create","subject":"Never answered"}'),
+    },
+  }
+  local out = tool.cmds[1]({ chat = chat }, { action = "get", id = 1 }, {})
+  T.eq(out.data, "#1 [in_progress] Tag the release", "the list its answered calls built")
+  T.eq(todo.session(codecompanion.session_of(chat)):state().nextId, 2, "the unanswered call is not replayed")
+  T.eq(todo.session(codecompanion.session_of(chat)):state().tasks[1].metadata.k, 1, "strict-form calls too")
 end)
 
 T.test("codecompanion accepts strict-form calls and offers the strict schema", function()
@@ -572,25 +609,36 @@ T.test("codecompanion accepts strict-form calls and offers the strict schema", f
     false,
     "openai"
   )
+  -- Copilot's adapter as codecompanion holds it: the model's name, and its entry of the
+  -- model list (`model.info`) once the adapter has resolved it.
+  local asked = 0
   local copilot = {
     name = "copilot",
     url = "https://api.githubcopilot.com/chat/completions",
+    model = { name = "gpt-5-codex", info = { endpoint = "responses" } },
     schema = {
       model = {
-        default = function()
-          return "gpt-5-codex"
+        default = "auto",
+        -- A model list function may be a blocking HTTP request: never called.
+        choices = function()
+          asked = asked + 1
+          return { ["gpt-5-codex"] = { endpoint = "responses" } }
         end,
-        choices = { ["gpt-5-codex"] = { endpoint = "responses" }, ["claude-x"] = { endpoint = "completions" } },
       },
     },
   }
-  T.eq(codecompanion.forces_strict(copilot), true, "copilot model on the responses endpoint")
-  copilot.schema.model.default = "claude-x"
+  T.eq(codecompanion.forces_strict(copilot), true, "copilot model on the responses endpoint (model.info)")
+  copilot.model.info = { endpoint = "completions" }
   T.eq(codecompanion.forces_strict(copilot), false, "copilot model on chat completions")
-  copilot.schema.model.choices = function()
-    error("no network in tests")
-  end
-  T.eq(codecompanion.forces_strict(copilot), false, "a failing model lookup is not strict")
+  copilot.model.info = nil
+  T.eq(codecompanion.forces_strict(copilot), false, "not known yet: not strict")
+  T.eq(asked, 0, "the model list function was never called")
+  local listed = {
+    name = "listed",
+    model = { name = "gpt-5-codex" },
+    schema = { model = { default = "x", choices = { ["gpt-5-codex"] = { endpoint = "responses" } } } },
+  }
+  T.eq(codecompanion.forces_strict(listed), true, "a model list given as a table is read")
   local schema = codecompanion.tool().schema
   codecompanion.set_form(schema, true, true)
   T.eq(schema["function"].parameters.strict, true, "marked as already strict for codecompanion")

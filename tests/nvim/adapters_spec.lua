@@ -47,12 +47,16 @@ T.test("JSON null decoded by vim.json deletes a metadata key through codecompani
   local out = cmd(tools, vim.json.decode('{"action":"update","id":1,"metadata":{"a":null}}'), {})
   T.eq(out.status, "success", "status")
   T.eq(out.data, "Updated #1", "data")
-  local meta = todo.session("codecompanion:77"):state().tasks[1].metadata
+  local meta = todo.session(codecompanion.session_of(tools.chat)):state().tasks[1].metadata
   T.eq(meta.a, nil, "a deleted")
   T.eq(meta.b, 2, "b kept")
   -- The strict form's metadata text, decoded by vim.json first: its null deletes too.
   cmd(tools, vim.json.decode('{"action":"update","id":1,"metadata":"{\\"b\\":null}","owner":null}'), {})
-  T.eq(todo.session("codecompanion:77"):state().tasks[1].metadata, nil, "b deleted (and the empty record dropped)")
+  T.eq(
+    todo.session(codecompanion.session_of(tools.chat)):state().tasks[1].metadata,
+    nil,
+    "b deleted (and the empty record dropped)"
+  )
 end)
 
 T.test("vim.json writes both schema forms as valid JSON Schema objects (no [] where an object belongs)", function()

@@ -64,7 +64,37 @@ function H.visible(what)
     T.ok(h.bg == nil or h.bg == float.bg, what .. ": " .. group .. " adds no background of its own")
     T.ok(not h.reverse, what .. ": " .. group .. " is not reversed")
   end
+  -- Tree lines, ids and dependencies: a colour of their own in this colour kind.
+  for _, group in ipairs({ "RpivTodoDim", "RpivTodoMuted" }) do
+    local fg = H.hl(group, rgb).fg
+    T.ok(fg ~= nil and fg ~= float.bg, what .. ": " .. group .. " has a foreground (" .. tostring(fg) .. ")")
+  end
 end
+
+T.test("Dim and Muted get grey foregrounds where their links have none, for dark and light", function()
+  vim.o.termguicolors = false
+  for _, bg in ipairs({ "dark", "light" }) do
+    vim.cmd("highlight clear")
+    vim.o.background = bg
+    -- What Neovim 0.12's default scheme does: GUI colours only.
+    vim.cmd("highlight clear NonText")
+    vim.cmd("highlight NonText guifg=#4f5258")
+    vim.cmd("highlight clear Comment")
+    vim.cmd("highlight Comment guifg=#9b9ea4")
+    nv.define_highlights()
+    local want = bg == "dark" and { dim = 243, muted = 247 } or { dim = 245, muted = 241 }
+    T.eq(H.hl("RpivTodoDim", false).fg, want.dim, bg .. ": Dim's cterm grey")
+    T.eq(H.hl("RpivTodoMuted", false).fg, want.muted, bg .. ": Muted's cterm grey")
+    T.eq(H.hl("RpivTodoDim", true).fg, 0x4f5258, bg .. ": Dim keeps NonText's GUI colour")
+    T.eq(H.hl("RpivTodoMuted", true).fg, 0x9b9ea4, bg .. ": Muted keeps Comment's GUI colour")
+  end
+  -- A target with colours of both kinds is linked as before.
+  vim.cmd("highlight clear")
+  vim.cmd("highlight NonText guifg=#445566 ctermfg=60")
+  nv.define_highlights()
+  T.eq(H.hl("RpivTodoDim", false).fg, 60, "linked: NonText's cterm colour")
+  T.eq(vim.fn.execute("highlight RpivTodoDim"):match("links to (%w+)"), "NonText", "a link")
+end)
 
 T.test("the panel is painted with its own window background group", function()
   todo.setup({ locale = "en" })

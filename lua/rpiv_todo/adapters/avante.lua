@@ -20,12 +20,16 @@
 -- the key is simply absent and nothing is deleted: a limit of avante (its
 -- libs/jsonparser.lua), not something this adapter can see or repair.
 --
--- Sessions: each avante chat has its own list, named after the chat's history file
--- (`avante:<path>`). avante's `session_ctx` lives for one request only (the sidebar makes a
--- new one for every prompt), so it names the list only when no sidebar is there (avante.llm
--- driven directly). End of turn: avante has no hook a tool can use; `M.reminder()` gives
--- the current chat's reminder for avante's `system_prompt` function (see there). Plain Lua
--- apart from those lookups, which are guarded.
+-- Sessions: each avante chat has its own list, named after the chat's history file and the
+-- time of its first message (`avante:<path>#<when>`: avante reuses file names); a chat
+-- reopened after a restart gets its list back from the `todo` calls in its history.
+-- avante's `session_ctx` lives for one request only (the sidebar makes a new one for every
+-- prompt), so it names the list only when no sidebar is there (avante.llm driven
+-- directly). A new prompt (`User AvanteInputSubmitted`) starts a new turn for the panel,
+-- which shows the list of the chat whose sidebar holds the cursor. End of turn: avante has
+-- no hook a tool can use; `M.reminder()` gives the current chat's reminder for avante's
+-- `system_prompt` function (see there). Plain Lua apart from those lookups, which are
+-- guarded.
 
 local M = {}
 local H = {}
@@ -111,15 +115,41 @@ function M.description(spec)
   return table.concat(parts, "\n")
 end
 
----The chat of the current avante sidebar, named after its history file.
----@return string|nil
-function H.sidebar_session()
-  local ok, avante = pcall(require, "avante")
-  if not ok or type(avante) ~= "table" or type(avante.get) ~= "function" then
+---The current tab's avante sidebar, without loading avante.
+---@return table|nil
+function H.sidebar()
+  if package.loaded["avante"] == nil then
+    return nil
+  end
+  local avante = package.loaded["avante"]
+  if type(avante) ~= "table" or type(avante.get) ~= "function" then
     return nil
   end
   local got, sidebar = pcall(avante.get, false)
-  local history = got and type(sidebar) == "table" and sidebar.chat_history or nil
+  return got and type(sidebar) == "table" and sidebar or nil
+end
+
+---When the chat began: the timestamp and uuid of its first message ("" for an empty chat).
+---A history file's name is reused (avante names a new chat after the number of files), and
+---a cleared chat keeps its file, so the name alone does not tell two chats apart.
+---@param history table
+---@return string
+function H.chat_start(history)
+  local first = type(history.messages) == "table" and history.messages[1] or nil
+  if type(first) ~= "table" then
+    return ""
+  end
+  return tostring(first.timestamp or "") .. "/" .. tostring(first.uuid or "")
+end
+
+---The chat of an avante sidebar (the current tab's by default): `avante:<history file>#<when
+---it began>` (`avante:<history file>` while it has no message). The first time this editor sees a chat with `todo` calls in its history and no
+---list of its own (a chat reopened after a restart), its list is rebuilt from those calls.
+---@param sidebar? table
+---@return string|nil
+function H.sidebar_session(sidebar)
+  sidebar = sidebar or H.sidebar()
+  local history = type(sidebar) == "table" and sidebar.chat_history or nil
   if type(history) ~= "table" or type(history.filename) ~= "string" then
     return nil
   end
@@ -127,7 +157,92 @@ function H.sidebar_session()
   local found, path = pcall(function()
     return tostring(require("avante.path").history.get_filepath(bufnr, history.filename))
   end)
-  return "avante:" .. (found and path or history.filename)
+  local id = "avante:" .. (found and path or history.filename)
+  local start = H.chat_start(history)
+  if start ~= "" then
+    id = id .. "#" .. start
+  end
+  if not H.seen[id] then
+    H.seen[id] = true
+    require("rpiv_todo.adapters.common").restore(id, M.completed_calls(history.messages))
+  end
+  return id
+end
+H.seen = {}
+
+---The arguments of the completed `todo` calls in avante's history messages, oldest first:
+---`tool_use` blocks named todo whose `tool_result` is there.
+---@param messages any avante.HistoryMessage[]
+---@return table[]
+function M.completed_calls(messages)
+  if type(messages) ~= "table" then
+    return {}
+  end
+  local function blocks(m)
+    local content = type(m) == "table" and type(m.message) == "table" and m.message.content or nil
+    return type(content) == "table" and content or {}
+  end
+  local answered = {}
+  for _, m in ipairs(messages) do
+    for _, block in ipairs(blocks(m)) do
+      if type(block) == "table" and block.type == "tool_result" and block.tool_use_id ~= nil then
+        answered[block.tool_use_id] = true
+      end
+    end
+  end
+  local calls = {}
+  for _, m in ipairs(messages) do
+    for _, block in ipairs(blocks(m)) do
+      if
+        type(block) == "table"
+        and block.type == "tool_use"
+        and block.name == "todo"
+        and answered[block.id or false]
+      then
+        calls[#calls + 1] = block.input
+      end
+    end
+  end
+  return calls
+end
+
+---The session the panel should show while `bufnr` is current: the chat's, when the buffer
+---is one of the current tab's avante sidebar windows (nil otherwise).
+---@param bufnr integer
+---@return string|nil
+function M.buffer_session(bufnr)
+  local sidebar = H.sidebar()
+  local containers = type(sidebar) == "table" and sidebar.containers or nil
+  for _, container in pairs(type(containers) == "table" and containers or {}) do
+    if type(container) == "table" and container.bufnr == bufnr then
+      return H.sidebar_session(sidebar)
+    end
+  end
+  return nil
+end
+
+---Inside Neovim, once: a new prompt marks a new turn for the panel (completed tasks fall
+---away), and the panel shows the list of the chat in the current window.
+function H.listen()
+  local vim_ = rawget(_G, "vim")
+  if H.listening or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
+    return
+  end
+  H.listening = true
+  local group = vim_.api.nvim_create_augroup("rpiv_todo.avante", { clear = true })
+  vim_.api.nvim_create_autocmd("User", {
+    group = group,
+    pattern = "AvanteInputSubmitted",
+    callback = function()
+      -- The prompt is the chat's first message when the chat is new, and it is not in the
+      -- history yet: a new chat's list does not exist yet, and has nothing to hide.
+      require("rpiv_todo.nvim").turn_started(H.sidebar_session())
+    end,
+  })
+  local ok, nvim = pcall(require, "rpiv_todo.nvim")
+  if ok and type(nvim.register_chat) == "function" then
+    nvim.register_chat("avante", M.buffer_session)
+  end
 end
 
 ---The session a call runs in: the option, else the sidebar's chat, else one per session
@@ -181,6 +296,7 @@ function M.tool(opts)
   opts = require("rpiv_todo.adapters.options").check("avante", opts, H.OPTIONS)
   local session = opts.session
   local spec = require("rpiv_todo").tool()
+  H.listen()
   return {
     name = spec.name,
     description = M.description(spec),

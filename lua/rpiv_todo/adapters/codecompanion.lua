@@ -19,16 +19,22 @@
 -- Both output signatures are handled: (self, output, meta) from v18 on, (self, tools, cmd,
 -- output) before.
 --
--- Sessions: each chat has its own list (`codecompanion:<chat id>`) unless `session` says
--- otherwise. Strict mode: codecompanion's openai_responses adapter (and Copilot's
--- responses endpoint) rewrites every tool schema into OpenAI's strict form in place,
--- which a free-form metadata object cannot pass; with `strict = "auto"` (the default) the
--- chat's schema is switched to rpiv_todo's own strict form whenever the chat's adapter is
--- one of those, and back when it changes. Calls are accepted in either form. End of turn:
--- when a turn ends with tasks left in_progress, `todo.reminder()` is added to the chat as a
--- hidden user message, so the model reads it with the next request.
--- The schema switching and the reminder listen to codecompanion's User events, so they
--- run only inside Neovim; the rest is plain Lua.
+-- Sessions: each chat has its own list (`codecompanion:<time>-<pid>-<n>`, made for it when
+-- first seen: codecompanion's own chat id comes from an unseeded math.random) unless
+-- `session` says otherwise; a chat opened with old messages gets its list back from the
+-- `todo` calls they hold. Strict mode: codecompanion's openai_responses adapter (and
+-- Copilot's responses endpoint) rewrites every tool schema into OpenAI's strict form in
+-- place, which a free-form metadata object cannot pass; with `strict = "auto"` (the
+-- default) the chat's schema is switched to rpiv_todo's own strict form whenever the
+-- chat's adapter is one of those, and back when it changes. That is decided from what the
+-- adapter already holds, never by asking it for its models (which may be a blocking HTTP
+-- request). Calls are accepted in either form. Turns: a request that starts with a new
+-- prompt in a chat with the tool marks a new turn for the panel, so completed tasks fall
+-- away (the tool results going back to the model continue the same turn). End of turn: when
+-- a turn ends with tasks left in_progress, `todo.reminder()` is added to the chat as a
+-- hidden user message, so the model reads it with the next request; a chat holds one at
+-- most. The panel shows the list of the chat in the current window. All that listens to
+-- codecompanion's User events, so it runs only inside Neovim; the rest is plain Lua.
 
 local M = {}
 local H = {}
@@ -91,23 +97,26 @@ function M.forces_strict(adapter)
   return H.model_endpoint(adapter) == "responses"
 end
 
----The endpoint the adapter's current model is served on, as Copilot's adapter reads it
----(`schema.model.choices[model].endpoint`; it switches to the responses handlers, and so to
----strict mode, for "responses"). nil when the adapter says nothing.
+---The endpoint the adapter's current model is served on, from what the adapter already
+---holds: the model's info (Copilot's adapter keeps `model.info`, the entry of its model list,
+---once it has resolved the model) or a model list given as a table. A `choices` function is
+---never called: an adapter may answer it with a blocking HTTP request (openai_compatible's
+---`GET /v1/models` ignores `async`), and this runs on the main loop. nil when unknown.
 ---@param adapter table
 ---@return string|nil
 function H.model_endpoint(adapter)
   local ok, endpoint = pcall(function()
+    local info = type(adapter.model) == "table" and adapter.model.info or nil
+    if type(info) == "table" and type(info.endpoint) == "string" then
+      return info.endpoint
+    end
     local model = adapter.schema.model
-    local name = model.default
-    if type(name) == "function" then
-      name = name(adapter)
+    local name = type(adapter.model) == "table" and adapter.model.name or nil
+    if type(name) ~= "string" then
+      name = model.default
     end
     local choices = model.choices
-    if type(choices) == "function" then
-      choices = choices(adapter, { async = true })
-    end
-    local choice = type(choices) == "table" and choices[name] or nil
+    local choice = type(name) == "string" and type(choices) == "table" and choices[name] or nil
     return type(choice) == "table" and choice.endpoint or nil
   end)
   return ok and type(endpoint) == "string" and endpoint or nil
@@ -146,13 +155,57 @@ function H.session_id(option, tools, chat)
     return option
   end
   if type(chat) == "table" then
-    if type(chat.id) == "number" or type(chat.id) == "string" then
-      return "codecompanion:" .. tostring(chat.id)
-    elseif type(chat.bufnr) == "number" then
-      return "codecompanion:buf" .. tostring(chat.bufnr)
-    end
+    return M.session_of(chat)
   end
   return nil
+end
+
+-- The session id of each chat this editor has seen (weak keys: forgotten with the chat).
+H.keys = setmetatable({}, { __mode = "k" })
+
+---The default session of a chat: an id made for it the first time it is seen. A chat's own
+---`id` is `math.random(10000000)`, the same for the first chat of every Neovim (Neovim does
+---not seed math.random), so it cannot name a list. A chat opened with old messages (a
+---restored chat) gets its list back from the `todo` calls those messages hold.
+---@param chat table
+---@return string
+function M.session_of(chat)
+  local id = H.keys[chat]
+  if id == nil then
+    id = require("rpiv_todo.adapters.common").unique_id("codecompanion")
+    H.keys[chat] = id
+    require("rpiv_todo.adapters.common").restore(id, M.completed_calls(chat.messages))
+  end
+  return id
+end
+
+---The arguments of the completed `todo` calls in a chat's messages, oldest first: calls
+---(`tools.calls` of the model's messages) whose result message (`tools.call_id`) is there.
+---@param messages any
+---@return table[]
+function M.completed_calls(messages)
+  if type(messages) ~= "table" then
+    return {}
+  end
+  local answered = {}
+  for _, m in ipairs(messages) do
+    local call_id = type(m) == "table" and type(m.tools) == "table" and m.tools.call_id or nil
+    if call_id ~= nil then
+      answered[call_id] = true
+    end
+  end
+  local calls = {}
+  for _, m in ipairs(messages) do
+    local list = type(m) == "table" and type(m.tools) == "table" and m.tools.calls or nil
+    for _, call in ipairs(type(list) == "table" and list or {}) do
+      local fn = type(call) == "table" and call["function"] or nil
+      local done = type(call) == "table" and (answered[call.id or false] or answered[call.call_id or false])
+      if type(fn) == "table" and fn.name == "todo" and done and fn.arguments ~= nil then
+        calls[#calls + 1] = fn.arguments
+      end
+    end
+  end
+  return calls
 end
 
 ---The chat a Tools coordinator belongs to.
@@ -263,12 +316,31 @@ function H.refresh(chat)
   end
 end
 
+---Remove the chat's reminder messages.
+---@param chat table
+function H.drop_reminders(chat)
+  if type(chat.messages) ~= "table" then
+    return
+  end
+  local kept = {}
+  for _, m in ipairs(chat.messages) do
+    if not (type(m) == "table" and type(m._meta) == "table" and m._meta.tag == M.REMINDER_TAG) then
+      kept[#kept + 1] = m
+    end
+  end
+  if #kept ~= #chat.messages then
+    chat.messages = kept
+  end
+end
+
 ---At the end of a turn: the reminder as a hidden user message, when tasks are left
----in_progress in the chat's list.
+---in_progress in the chat's list. A chat holds at most one: the previous reminder goes
+---first (it is stale either way: repeated, or about tasks that are settled now).
 ---@param chat table
 function H.remind(chat)
   for _, opts in pairs(H.registered(chat)) do
     if opts.reminder ~= false then
+      H.drop_reminders(chat)
       local id = H.session_id(opts.session, chat.tools, chat)
       local sessions = require("rpiv_todo.session")
       if sessions.exists(id or sessions.DEFAULT_ID) then
@@ -282,8 +354,57 @@ function H.remind(chat)
   end
 end
 
+---Was the request just submitted a new prompt, not the tool results going back to the
+---model? Its last message is then the user's (a tool result carries `tools.call_id`,
+---whatever its role: Anthropic's are user messages).
+---@param messages any
+---@return boolean
+function M.is_new_prompt(messages)
+  local last = type(messages) == "table" and messages[#messages] or nil
+  if type(last) ~= "table" or last.role ~= "user" then
+    return false
+  end
+  return not (type(last.tools) == "table" and last.tools.call_id ~= nil)
+end
+
+---The session the panel should show while `bufnr` is current: that chat's list, when the
+---buffer is a codecompanion chat holding the todo tool (nil otherwise).
+---@param bufnr integer
+---@return string|nil
+function M.buffer_session(bufnr)
+  if package.loaded["codecompanion"] == nil then
+    return nil -- never load codecompanion for a window check
+  end
+  local chat = H.chat(bufnr)
+  if chat == nil then
+    return nil
+  end
+  local _, opts = next(H.registered(chat))
+  if opts == nil then
+    return H.keys[chat]
+  end
+  return H.session_id(opts.session, chat.tools, chat)
+end
+
+---A request of `chat` is about to be built: give the schema the form the adapter needs
+---now (once per chat: codecompanion keeps its callbacks with the chat).
+---@param chat table
+function H.watch(chat)
+  if H.watched[chat] or type(chat.add_callback) ~= "function" then
+    return
+  end
+  H.watched[chat] = true
+  chat:add_callback("on_submitted", function(c)
+    pcall(H.refresh, c) -- codecompanion calls back with (chat, data)
+  end)
+end
+H.watched = setmetatable({}, { __mode = "k" })
+
 ---Listen to codecompanion's events, once: a tool added to a chat or a change of adapter or
----model sets the schema's form; the end of a turn adds the reminder. Inside Neovim only.
+---model sets the schema's form (again just before each request is built); a request
+---starting marks a new turn for the panel (completed tasks fall away); the end of a turn
+---adds the reminder. The panel shows the list of the chat in the current window. Inside
+---Neovim only.
 function H.listen()
   local vim_ = rawget(_G, "vim")
   if H.listening or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
@@ -292,13 +413,29 @@ function H.listen()
   H.listening = true
   local api = vim_.api
   local group = api.nvim_create_augroup("rpiv_todo.codecompanion", { clear = true })
+  local function chat_of(ev)
+    return H.chat(type(ev.data) == "table" and ev.data.bufnr or nil)
+  end
   api.nvim_create_autocmd("User", {
     group = group,
     pattern = { "CodeCompanionChatToolAdded", "CodeCompanionChatAdapter", "CodeCompanionChatModel" },
     callback = function(ev)
-      local chat = H.chat(type(ev.data) == "table" and ev.data.bufnr or nil)
+      local chat = chat_of(ev)
       if chat then
         H.refresh(chat)
+        H.watch(chat)
+      end
+    end,
+  })
+  api.nvim_create_autocmd("User", {
+    group = group,
+    pattern = "CodeCompanionChatSubmitted",
+    callback = function(ev)
+      local chat = chat_of(ev)
+      local _, opts = next(chat and H.registered(chat) or {})
+      if opts ~= nil and M.is_new_prompt(chat.messages) then
+        local id = H.session_id(opts.session, chat.tools, chat)
+        require("rpiv_todo.nvim").turn_started(id or require("rpiv_todo.session").DEFAULT_ID)
       end
     end,
   })
@@ -306,12 +443,16 @@ function H.listen()
     group = group,
     pattern = "CodeCompanionChatDone",
     callback = function(ev)
-      local chat = H.chat(type(ev.data) == "table" and ev.data.bufnr or nil)
+      local chat = chat_of(ev)
       if chat then
         H.remind(chat)
       end
     end,
   })
+  local ok, nvim = pcall(require, "rpiv_todo.nvim")
+  if ok and type(nvim.register_chat) == "function" then
+    nvim.register_chat("codecompanion", M.buffer_session)
+  end
 end
 
 ---The codecompanion tool. The spec is built now, from the current rpiv_todo.setup().

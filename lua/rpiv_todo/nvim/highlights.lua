@@ -52,6 +52,16 @@ M.fallback = {
   light = { guifg = "#303030", guibg = "#e2e2ea", ctermfg = 236, ctermbg = 254 },
 }
 
+-- Foregrounds for the groups whose link target may have none in one colour kind: Neovim
+-- 0.12's default scheme gives NonText and Comment GUI colours only, so with
+-- `notermguicolors` tree lines, ids and dependencies printed like plain text. Greys that
+-- read on dark and on light backgrounds (the panel's own above included), Dim a step
+-- fainter than Muted.
+M.fallback_fg = {
+  RpivTodoDim = { dark = { gui = "#767676", cterm = 243 }, light = { gui = "#8a8a8a", cterm = 245 } },
+  RpivTodoMuted = { dark = { gui = "#9e9e9e", cterm = 247 }, light = { gui = "#626262", cterm = 241 } },
+}
+
 H.ours = {} -- group -> the `:highlight <group>` text right after we defined it
 
 ---The `:highlight` listing of a group, whitespace collapsed ("" when undefined).
@@ -148,20 +158,35 @@ function M.normal_definition()
 end
 
 ---The definition of a colour group: its link, or the target's foreground alone when
----the target carries a background of its own.
+---the target carries a background of its own; a group with a fallback foreground
+---(M.fallback_fg) takes it in a colour kind where the target has none, or has the panel's
+---background as its foreground.
 ---@param target string
+---@param group? string the group being defined
 ---@return string
-function M.color_definition(target)
+function M.color_definition(target, group)
   if target == "RpivTodoNormal" then
     return "link " .. target
   end
+  local fallback = M.fallback_fg[group or ""]
+  fallback = fallback and fallback[vim.o.background == "light" and "light" or "dark"]
+  -- A foreground that is missing, or the panel's own background (NonText in darkblue),
+  -- shows nothing: such a group takes its fallback.
+  local function unseen(mode)
+    local fg = M.attr(target, "fg", mode)
+    return fg == "" or fg:lower() == M.attr("RpivTodoNormal", "bg", mode):lower() -- "Magenta", "magenta"
+  end
   local has_bg = M.attr(target, "bg", "gui") ~= "" or M.attr(target, "bg", "cterm") ~= ""
-  if not has_bg then
+  local missing = fallback ~= nil and (unseen("gui") or unseen("cterm"))
+  if not has_bg and not missing then
     return "link " .. target
   end
   local parts = {}
   for _, mode in ipairs({ "gui", "cterm" }) do
     local fg = M.attr(target, "fg", mode)
+    if fallback ~= nil and unseen(mode) then
+      fg = tostring(fallback[mode])
+    end
     if fg ~= "" then
       parts[#parts + 1] = mode .. "fg=" .. fg
     end
@@ -177,7 +202,7 @@ end
 function M.define()
   H.define("RpivTodoNormal", M.normal_definition())
   for _, l in ipairs(M.link_list) do
-    H.define(l[1], M.color_definition(l[2]))
+    H.define(l[1], M.color_definition(l[2], l[1]))
   end
   for _, a in ipairs(M.attribute_list) do
     H.define(a[1], a[2])

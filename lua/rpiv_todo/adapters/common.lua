@@ -1,0 +1,75 @@
+-- rpiv_todo.adapters.common: what the chat adapters share.
+--
+--   local common = require("rpiv_todo.adapters.common")
+--   local id = common.unique_id("codecompanion")     -- "codecompanion:1764739140-4242-1"
+--   common.restore(id, calls)                          -- a restored chat gets its list back
+--
+-- Session ids: a chat's list must be its own. Front ends name chats with `math.random`,
+-- which Neovim never seeds, so the first chat of every editor gets the same number; the ids
+-- made here join the time, the process id and a counter instead, which no other chat of
+-- this or another editor shares. Restoring: the reducer is deterministic, so running a
+-- chat's completed `todo` calls again, in order, on an empty list gives back the list the
+-- chat had. Plain Lua: the process id comes from `vim.loop` when there is one.
+
+local M = {}
+local H = {}
+
+H.count = 0
+
+---An id for this process: its pid inside Neovim, else the address of a fresh table.
+---@return string
+function H.process()
+  local vim_ = rawget(_G, "vim")
+  local uv = type(vim_) == "table" and (vim_.uv or vim_.loop) or nil
+  if type(uv) == "table" and type(uv.os_getpid) == "function" then
+    local ok, pid = pcall(uv.os_getpid)
+    if ok and pid ~= nil then
+      return tostring(pid)
+    end
+  end
+  return (tostring({}):gsub("^table: ", ""))
+end
+
+---A session id no other chat has: `<prefix>:<unix time>-<process>-<n>`.
+---@param prefix string the front end's name
+---@return string
+function M.unique_id(prefix)
+  H.process_id = H.process_id or H.process()
+  H.count = H.count + 1
+  return string.format("%s:%d-%s-%d", prefix, os.time(), H.process_id, H.count)
+end
+
+---Rebuild a chat's list from its completed calls, unless the session already holds a list
+---(one restored from disk, or calls already made in this editor).
+---@param id string the chat's session id
+---@param calls table[] the arguments of the chat's completed `todo` calls, oldest first
+---  (tables or JSON text, normal or strict form)
+---@return boolean replayed
+function M.restore(id, calls)
+  local sessions = require("rpiv_todo.session")
+  if #calls == 0 then
+    return false
+  end
+  if sessions.exists(id) and #sessions.get(id):state().tasks > 0 then
+    return false
+  end
+  local core = require("rpiv_todo.native")
+  local from_strict = require("rpiv_todo.tool").from_strict
+  local list = core.list(nil)
+  for _, args in ipairs(calls) do
+    local params = from_strict(args)
+    if params ~= nil then
+      list:apply(params)
+    end
+  end
+  local state = list:state()
+  sessions.get(id):replay({
+    {
+      type = "message",
+      message = { role = "toolResult", toolName = "todo", details = { tasks = state.tasks, nextId = state.nextId } },
+    },
+  })
+  return true
+end
+
+return M
