@@ -83,6 +83,25 @@ T.test("a pipe at rpiv-i18n's locale.json is passed over, not waited on", functi
   T.eq(code, "de", "the next step of the chain decides")
 end)
 
+T.test("a call that would add more than a list file can load back is refused naming the field", function()
+  -- Issue 19, item 5: 1 MiB descriptions were acknowledged, saved, and then refused at load.
+  local dir = H.tempdir()
+  local s = require("rpiv_todo").session("bounded")
+  s:execute({ action = "create", subject = "kept" })
+  local result = s:execute({ action = "create", subject = "big", description = string.rep("d", 1024 * 1024) })
+  T.eq(
+    result.content[1].text,
+    "Error: description: expected at most 32768 bytes (as JSON text), got 1048576 bytes",
+    "in-band error"
+  )
+  result = s:execute({ action = "update", id = 1, metadata = { notes = string.rep("n", 9000) } })
+  T.eq(result.details.error, "metadata: expected at most 8192 bytes (as JSON text), got 9012 bytes", "metadata")
+  T.eq(#s:state().tasks, 1, "nothing added")
+  T.eq(s:save(dir .. "/list.json"), true, "saved")
+  T.eq(core.load(dir .. "/list.json").tasks[1].subject, "kept", "and loads back")
+  require("rpiv_todo").shutdown("bounded")
+end)
+
 for _, dir in ipairs(H.dirs) do
   os.execute("rm -rf '" .. dir .. "'")
 end
