@@ -33,37 +33,13 @@ function H.sanitize(text)
   return require("rpiv_todo.native").sanitize_display(text)
 end
 
----`text` cut to at most `bytes` bytes at a character boundary (never inside a UTF-8
----sequence).
----@param text string
----@param bytes integer
----@return string
-function H.cut_bytes(text, bytes)
-  if #text <= bytes then
-    return text
-  end
-  local n = bytes
-  while n > 0 do
-    local b = text:byte(n + 1)
-    if b == nil or b < 0x80 or b >= 0xC0 then
-      break
-    end
-    n = n - 1
-  end
-  return text:sub(1, n)
-end
-
 ---A task's text field, sanitized; with `width`, only what a row that wide can show is
----looked at (a column takes at most 4 bytes of UTF-8, and some room is left for the
----escapes sanitize drops), so a 100 KB subject costs what a line shows.
+---looked at (`common.clip`), so a 100 KB subject costs what a line shows.
 ---@param text string
 ---@param width integer|nil
 ---@return string
 function H.field(text, width)
-  if width ~= nil then
-    text = H.cut_bytes(text, width * 4 + 64)
-  end
-  return H.sanitize(text)
+  return H.sanitize(common.clip(text, width))
 end
 
 ---A task's row: `  ○ #4 Subject (activeForm)    ⛓ #1,#2`. With `width`, the row is cut

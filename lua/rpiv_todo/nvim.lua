@@ -861,9 +861,13 @@ end
 function H.list_text()
   local session = H.session()
   local state = H.shown_session() or { tasks = {} }
+  -- One snapshot for the text and the counts (each one copies every task's text).
+  if type(state.state) == "function" then
+    state = state:state()
+  end
   local width = math.max(20, vim.o.columns - 6)
   local text, level = H.todo().command.todos(state, { interactive = true, width = width })
-  local _, counts = H.todo().command.group(type(state.state) == "function" and state:state() or state)
+  local _, counts = H.todo().command.group(state)
   local title = require("rpiv_todo.i18n").t("overlay-heading")
   local id = session.foreground_id()
   if id ~= session.DEFAULT_ID then
