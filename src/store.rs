@@ -398,8 +398,9 @@ fn follow_link(path: &Path) -> Result<PathBuf, String> {
 /// filesystems refuse to sync a directory (EINVAL); reporting a failed save for a file
 /// that was saved would be wrong.
 fn sync_dir(dir: &Path) {
+    // Opened like every file here: nothing put in the directory's place can block it.
     #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
+    if let Ok(d) = open_for_reading(dir) {
         let _ = d.sync_all();
     }
     #[cfg(not(unix))]

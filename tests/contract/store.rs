@@ -543,6 +543,7 @@ fn a_locale_file_that_is_not_an_object_is_left_as_it_is() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "de\n");
 }
 
+#[cfg(unix)]
 #[test]
 fn core_load_gives_the_kind_of_each_failure_as_a_third_result() {
     let dir = tempfile::tempdir().unwrap();
@@ -598,6 +599,7 @@ fn core_load_gives_the_kind_of_each_failure_as_a_third_result() {
 /// The child side of the full-disk test: with the file size limit at 0 (set by the
 /// parent's shell), save twice and print both messages, then what a persisting session
 /// reported.
+#[cfg(unix)]
 fn full_disk_writer(dir: &str) -> ! {
     let lua = support::lua();
     lua.globals().set("DIR", dir).unwrap();
@@ -609,6 +611,10 @@ fn full_disk_writer(dir: &str) -> ! {
         local out = {}
         for _ = 1, 2 do
           local ok, err, kind = core.save(DIR .. "/list.json", l)
+          out[#out + 1] = tostring(ok) .. " | " .. err:sub(#DIR + 2) .. " | " .. kind
+        end
+        for _ = 1, 2 do
+          local ok, err, kind = core.save_locale(DIR .. "/locale.json", "de")
           out[#out + 1] = tostring(ok) .. " | " .. err:sub(#DIR + 2) .. " | " .. kind
         end
         local reported = {}
@@ -632,6 +638,7 @@ fn full_disk_writer(dir: &str) -> ! {
     std::process::exit(code)
 }
 
+#[cfg(unix)]
 #[test]
 fn a_full_disk_gives_one_message_that_names_no_temporary_file() {
     const NAME: &str = "store::a_full_disk_gives_one_message_that_names_no_temporary_file";
@@ -663,9 +670,10 @@ fn a_full_disk_gives_one_message_that_names_no_temporary_file() {
         })
         .collect();
     let save_err = "nil | list.json: cannot write: File too large (os error 27) | io";
+    let locale_err = "nil | locale.json: cannot write: File too large (os error 27) | io";
     assert_eq!(
         lines,
-        [save_err, save_err, "reported 1"],
+        [save_err, save_err, locale_err, locale_err, "reported 1"],
         "status {:?}\n{stdout}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
@@ -676,4 +684,52 @@ fn a_full_disk_gives_one_message_that_names_no_temporary_file() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn set_locale_writes_through_a_dangling_link_and_refuses_a_loop() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let conf = d.join("rpiv-i18n");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::create_dir_all(d.join("dotfiles")).unwrap();
+    // A dotfiles link whose target does not exist yet.
+    symlink(d.join("dotfiles/locale.json"), conf.join("locale.json")).unwrap();
+    let lua = lua_in(d);
+    let set = |code: &str| {
+        lua_json(
+            &lua,
+            &format!(
+                r#"require("rpiv_todo.i18n").set_env({{ XDG_CONFIG_HOME = DIR }})
+                   local ok, err = todo.set_locale({code:?}, {{ persist = true }})
+                   return {{ ok = ok or false, err = err and err:sub(#DIR + 2) or false }}"#
+            ),
+        )
+    };
+    assert_eq!(set("de"), json!({"ok": true, "err": false}));
+    assert!(std::fs::symlink_metadata(conf.join("locale.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(d.join("dotfiles/locale.json")).unwrap(),
+        "{\n  \"locale\": \"de\"\n}\n"
+    );
+    // A loop: refused, the links stay.
+    std::fs::remove_file(conf.join("locale.json")).unwrap();
+    symlink(conf.join("other.json"), conf.join("locale.json")).unwrap();
+    symlink(conf.join("locale.json"), conf.join("other.json")).unwrap();
+    assert_eq!(
+        set("fr"),
+        json!({"ok": false,
+               "err": "rpiv-i18n/locale.json: cannot read: a symbolic link that never reaches a file (a loop, or too many links)"})
+    );
+    for name in ["locale.json", "other.json"] {
+        assert!(std::fs::symlink_metadata(conf.join(name))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
 }
