@@ -56,6 +56,18 @@ T.test("core.load names the kind of each failure", function()
   end
 end)
 
+T.test("session:load passes the kind on, and leaves the list as it was", function()
+  local dir = H.tempdir()
+  local s = require("rpiv_todo").session("kinds")
+  s:execute({ action = "create", subject = "kept" })
+  local state, err, kind = s:load(dir .. "/missing.json")
+  T.eq(state, nil, "no state")
+  T.eq(err, dir .. "/missing.json: no such file", "the message")
+  T.eq(kind, "missing", "the kind")
+  T.eq(s:state().tasks[1].subject, "kept", "list unchanged")
+  require("rpiv_todo").shutdown("kinds")
+end)
+
 T.test("a good file loads with no second or third result", function()
   local dir = H.tempdir()
   local l = core.list()

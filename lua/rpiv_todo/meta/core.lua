@@ -184,6 +184,7 @@ function core.load(path) end
 ---@param code string one of core.locales()
 ---@return true|nil ok
 ---@return string|nil err
+---@return rpiv_todo.FileFailure|nil kind
 function core.save_locale(path, code) end
 
 ---Where rpiv-i18n's locale.json is: $XDG_CONFIG_HOME/rpiv-i18n/locale.json, else under
