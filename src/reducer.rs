@@ -205,12 +205,19 @@ fn update(state: &mut State, p: &Params) -> Step {
                 deps.push(d);
             }
         }
-        limits::check_blocked_by("addBlockedBy", deps.len())?;
+        // Only growth is refused: a call that shrinks what a snapshot held over the bound
+        // is let through.
+        if deps.len() > before.blocked_by().len() {
+            limits::check_blocked_by("addBlockedBy", deps.len())?;
+        }
         after.blocked_by = (!deps.is_empty()).then_some(deps);
     }
     if p.metadata.is_some() {
         if let Some(m) = &after.metadata {
-            limits::check_metadata(m, true)?;
+            let was = before.metadata.as_ref().map_or(0, limits::json_len);
+            if limits::json_len(m) > was {
+                limits::check_metadata(m, true)?;
+            }
         }
     }
     limits::check_list(state, Some(before), &after)?;
@@ -451,6 +458,37 @@ mod tests {
             "Error: metadata: expected at most 8192 bytes (as JSON text), got 10015 bytes once merged into the task's metadata"
         );
         assert_eq!(s, before);
+        // A call that shrinks what a snapshot held over a bound is let through.
+        let mut big = Map::new();
+        big.insert("a".into(), at(20_000).into());
+        big.insert("b".into(), at(10).into());
+        s.tasks[0].metadata = Some(big);
+        assert_eq!(
+            run(&mut s, json!({"action": "create", "subject": "c"})),
+            "Created #3: c (pending)"
+        );
+        s.tasks[0].blocked_by = Some(vec![3; 1500]);
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "metadata": {"b": null}})
+            ),
+            "Updated #1"
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "removeBlockedBy": [7]})
+            ),
+            "No change: #1 already matches the requested values (status: pending)"
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "addBlockedBy": [3]})
+            ),
+            "No change: #1 already matches the requested values (status: pending)"
+        );
         // A field the call leaves alone is no reason to refuse it, however large it is.
         s.tasks[0].description = Some(mib);
         assert_eq!(
