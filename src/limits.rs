@@ -125,6 +125,11 @@ pub fn check_list(state: &State, before: Option<&Task>, after: &Task) -> Result<
     if tasks <= SAFE_TASKS {
         return Ok(());
     }
+    // A change that does not grow the list cannot make it pass the limit (or, when a
+    // host's snapshot already did, must not be refused).
+    if before.is_some_and(|b| json_len(after) <= json_len(b)) {
+        return Ok(());
+    }
     // The file: {"version":1,"tasks":[...],"nextId":N} and a newline.
     let size =
         json_len(state) + 14 + 1 + json_len(after) + 1 - before.map_or(0, |t| json_len(t) + 1);
@@ -211,7 +216,15 @@ mod tests {
         );
         // A small task still fits, and the refused one really would not have.
         assert_eq!(check_list(&state, None, &Task::new(1, "a".into())), Ok(()));
-        state.tasks.push(one);
+        state.tasks.push(one.clone());
         assert!(crate::store::to_text(&state).len() as u64 > MAX_LIST_BYTES);
+        // Over the limit already (a host's snapshot): growing a task is refused, shrinking
+        // one is not.
+        let mut grown = one.clone();
+        grown.subject.push('x');
+        assert!(check_list(&state, Some(&one), &grown).is_err());
+        let mut shrunk = one.clone();
+        shrunk.subject.pop();
+        assert_eq!(check_list(&state, Some(&one), &shrunk), Ok(()));
     }
 }
