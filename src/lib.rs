@@ -98,6 +98,7 @@ pub mod graph;
 pub mod i18n;
 pub mod js;
 pub mod json;
+pub mod limits;
 pub mod overlay;
 pub mod params;
 pub mod reducer;

@@ -98,6 +98,7 @@ end
 ---@param path string
 ---@return true|nil ok
 ---@return string|nil err names the path and what went wrong
+---@return rpiv_todo.FileFailure|nil kind what kind of failure (see core.load)
 function Session:save(path)
   return H.core().save(path, self.list)
 end
@@ -107,10 +108,11 @@ end
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err names the path and what is wrong
+---@return rpiv_todo.FileFailure|nil kind "missing", "not_file", "too_large", "io" or "invalid"
 function Session:load(path)
-  local state, err = H.core().load(path)
+  local state, err, kind = H.core().load(path)
   if state == nil then
-    return nil, err
+    return nil, err, kind
   end
   self.list:replace(state)
   H.emit("loaded", self.id, self)
