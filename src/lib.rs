@@ -105,6 +105,7 @@ pub mod reducer;
 pub mod replay;
 pub mod sanitize;
 pub mod store;
+pub mod strict;
 pub mod task;
 pub mod width;
 

@@ -295,6 +295,7 @@ M.on_compaction = session.on_compaction
 M.on_branch_change = session.on_branch_change
 M.shutdown = session.shutdown
 M.listen = session.listen
+M.on_listener_error = session.on_listener_error
 
 ---Keep a live overlay (`todo.overlay.new()`) in step with the sessions: it forgets which
 ---completed tasks it showed when the foreground list is replayed, shut down, or another

@@ -69,6 +69,17 @@ function core.apply(state, params) end
 ---@return rpiv_todo.List
 function core.list(state) end
 
+---A call in the strict form (OpenAI strict mode: null for "not given", metadata as JSON
+---text) converted to the normal form with serde_json. Without `list`: the normal-form call
+---as a table, or nil and the error (metadata text that is not a JSON object); arguments it
+---cannot read come back as given. With a list: the call runs on it through `list:apply`
+---(the normal checks and envelope), a bad metadata text answered in-band, list unchanged.
+---@param params table|string the call's arguments, as a table or a JSON string
+---@param list? rpiv_todo.List
+---@return any params_or_result
+---@return string|nil err
+function core.from_strict(params, list) end
+
 ---Rebuild a list from branch entries: the last todo tool result with a snapshot wins.
 ---@param entries table[]|string an array of entries, or its JSON text
 ---@return rpiv_todo.State
