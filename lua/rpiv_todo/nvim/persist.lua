@@ -718,7 +718,8 @@ function M.health(report)
   end
 end
 
----The state directory's files: how many, their bytes, and how many are this directory's lists.
+---The state directory's lists (and lists kept aside): how many, their bytes, and how many
+---are this working directory's.
 ---@param dir string
 ---@return integer count
 ---@return integer bytes
@@ -726,8 +727,8 @@ end
 function M.usage(dir)
   local count, bytes = 0, 0
   for _, name in ipairs(H.scan(dir)) do
-    local stat = H.uv().fs_stat(dir .. "/" .. name)
-    if stat ~= nil and stat.type == "file" then
+    local stat = H.ours(name) and H.uv().fs_stat(dir .. "/" .. name)
+    if stat and stat.type == "file" then
       count = count + 1
       bytes = bytes + stat.size
     end
@@ -762,7 +763,7 @@ function H.health(report)
       string.format(
         "state directory: %d %s, %s in all (%d saved %s of this directory; lists not changed for %s days are removed, :Todos prune)",
         count,
-        count == 1 and "file" or "files",
+        count == 1 and "list" or "lists",
         H.size(bytes),
         lists,
         lists == 1 and "list" or "lists",
