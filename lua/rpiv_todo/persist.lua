@@ -602,7 +602,9 @@ function H.report_merge(id, path, rec, renumbered, dropped)
       .. (n == 1 and " change" or " changes")
       .. " of session "
       .. id
-      .. " made here were applied on top of its list",
+      .. " made here "
+      .. (n == 1 and "was" or "were")
+      .. " applied on top of its list",
   }
   if #renumbered > 0 then
     parts[#parts + 1] = "ids taken there: " .. table.concat(renumbered, ", ")

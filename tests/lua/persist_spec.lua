@@ -338,7 +338,7 @@ T.test("another process's change since the last read is merged, never dropped, a
   T.eq(H.subjects(todo.session("default"):state()), "Shared,Theirs,Mine", "this process's list is the merged one")
   T.eq(#errors, 1, "one report")
   T.contains(errors[1], file .. " was changed by another program since this editor last read it", "says why")
-  T.contains(errors[1], "1 change of session default made here were applied on top of its list", "what happened")
+  T.contains(errors[1], "1 change of session default made here was applied on top of its list", "what happened")
   T.contains(errors[1], "ids taken there: #2 is now #3", "the new id")
   -- A call the other list does not allow any more is left out, and said so.
   other = core.list(assert(core.load(file)))

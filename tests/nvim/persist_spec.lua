@@ -69,7 +69,8 @@ end
 function H.files(dir)
   local out = {}
   for _, f in ipairs(vim.fn.globpath(dir, "**", true, true)) do
-    if vim.fn.isdirectory(f) == 0 then
+    -- .last-prune: when the startup prune last ran.
+    if vim.fn.isdirectory(f) == 0 and vim.fn.fnamemodify(f, ":t") ~= ".last-prune" then
       out[#out + 1] = f:sub(#dir + 2)
     end
   end
@@ -208,6 +209,13 @@ T.test("old lists are pruned at startup (30 days) and by :Todos prune N; live on
   H.save(H.file(states, here, "ancient"), { { "Ancient", "pending" } }, 40 * 86400)
   H.save(H.file(states, here, "week"), { { "Week", "pending" } }, 8 * 86400)
   H.save(H.file(states, here, "fresh"), { { "Fresh", "pending" } }, 0)
+  local fresh_name = H.file(states, here, "fresh"):match("[^/]+$")
+  local dir = states .. "/nvim/rpiv_todo/"
+  -- What saves killed before their rename left: one two hours ago, one just now.
+  local stale, recent = dir .. "." .. fresh_name .. ".a1B2c3.tmp", dir .. "." .. fresh_name .. ".z9Y8x7.tmp"
+  vim.fn.writefile({ "{" }, stale)
+  vim.fn.writefile({ "{" }, recent)
+  vim.loop.fs_utime(stale, os.time() - 7200, os.time() - 7200)
   local name = H.file(states, here, "ancient"):match("[^/]+$")
   local got = H.child("prune", here, states, config_home, { RPIV_OLD_FILE = name, RPIV_DAYS = "7" })
   T.eq(got.startup_pruned, true, "the 40-day-old list went at startup")
@@ -219,6 +227,8 @@ T.test("old lists are pruned at startup (30 days) and by :Todos prune N; live on
   T.eq(got.prune_bad.msg, ":Todos prune: expected a number of days, e.g. :Todos prune 30, got soon", "bad days")
   T.eq(vim.fn.filereadable(H.file(states, here, "week")), 0, "the week-old list went")
   T.same(H.subjects_in(H.file(states, here, "fresh")), { "Fresh" }, "the fresh one stays")
+  T.eq(vim.fn.filereadable(stale), 0, "a killed save's temporary file from two hours ago went")
+  T.eq(vim.fn.filereadable(recent), 1, "a recent one stays (a save may still be using it)")
 end)
 
 for _, dir in ipairs(H.dirs) do

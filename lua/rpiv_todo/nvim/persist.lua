@@ -343,8 +343,20 @@ function H.ours(name)
   return name:match("^[^.].*%.json%.unreadable%-[%dTZ%-]+$") ~= nil
 end
 
+-- What a save killed before its rename left beside a list (`.<name>.<6 random>.tmp`);
+-- removed by the prune once older than this (a save takes milliseconds).
+H.STALE_TEMPORARY = 3600
+
+---Is `name` a temporary file a killed save left?
+---@param name string
+---@return boolean
+function H.temporary(name)
+  return name:match("^%..+%.json%.%w%w%w%w%w%w%.tmp$") ~= nil
+end
+
 ---Remove the saved lists (of every directory) not changed for `days` days, except those of
----sessions open in this editor. Returns how many were removed and kept.
+---sessions open in this editor, and temporary files killed saves left. Returns how many
+---lists were removed and kept.
 ---@param days number
 ---@return integer removed
 ---@return integer kept
@@ -359,7 +371,12 @@ function M.prune(days)
   local limit = os.time() - days * 86400
   local removed, kept = 0, 0
   for _, name in ipairs(H.scan(dir)) do
-    if H.ours(name) then
+    if H.temporary(name) then
+      local stat = H.uv().fs_stat(dir .. "/" .. name)
+      if stat ~= nil and stat.type == "file" and os.time() - stat.mtime.sec > H.STALE_TEMPORARY then
+        os.remove(dir .. "/" .. name)
+      end
+    elseif H.ours(name) then
       local path = dir .. "/" .. name
       local stat = H.uv().fs_stat(path)
       if stat ~= nil and stat.type == "file" and stat.mtime.sec < limit and not live[path] then
