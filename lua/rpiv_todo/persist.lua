@@ -699,8 +699,8 @@ function H.save(session)
       H.take(session, rec, path, back, back_text)
       return
     end
-    -- Our write was replaced by one made without it: merge again on top of that.
-    rec.force = false
+    -- Our write was replaced by one made without it: merge again on top of that (a
+    -- replay's list, forced, is written again).
   end
   H.report(path .. ": other programs kept writing it; session " .. id .. " is saved at its next change")
 end
@@ -773,6 +773,8 @@ function H.restore(session)
     H.saved[id] = session.list:state_json()
     return
   end
+  -- The session starts empty: a call that changes nothing is not a change to save.
+  H.saved[id] = session.list:state_json()
   if kind == "invalid" then
     if H.move_aside(path, tostring(err), id) then
       rec.base, rec.base_state = false, nil

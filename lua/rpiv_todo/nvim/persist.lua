@@ -255,6 +255,9 @@ end
 ---@return string|nil
 function M.show_recent()
   local session = require("rpiv_todo.session")
+  if session.exists(session.foreground_id()) then
+    return nil -- a session in use (persist turned on late) keeps the panel
+  end
   for _, item in ipairs(M.saved_lists()) do
     if H.read(item) and item.open > 0 then
       if not session.exists(item.id) then
