@@ -331,10 +331,37 @@ const RANDOM_CHARS: usize = 6;
 /// rename (a save takes milliseconds), never one still being written.
 const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// When this process last looked for each target's leftovers (directory and prefix).
+type SweepLog = std::collections::HashMap<(PathBuf, std::ffi::OsString), std::time::Instant>;
+static SWEPT: std::sync::Mutex<Option<SweepLog>> = std::sync::Mutex::new(None);
+
+/// Is it time to look for `prefix`'s leftovers in `dir` again? Listing a directory of
+/// 100,000 lists took ~50 ms, too much for every save; a temporary file can only become
+/// stale `STALE_AFTER` after it was made, so looking once per that interval per target
+/// (and at a process's first save of it) removes everything as before.
+fn sweep_due(dir: &Path, prefix: &std::ffi::OsStr) -> bool {
+    // Nothing panics while the lock is held; a poisoned lock still holds a valid map.
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let log = swept.get_or_insert_with(SweepLog::new);
+    let now = std::time::Instant::now();
+    let key = (dir.to_path_buf(), prefix.to_os_string());
+    match log.get(&key) {
+        Some(last) if now.duration_since(*last) < STALE_AFTER => false,
+        _ => {
+            log.insert(key, now);
+            true
+        }
+    }
+}
+
 /// Remove what killed writers left beside the target (`.<name>.<random>.tmp`, old
 /// enough that no save can still be using it), so crashes do not pile files up.
-/// Best effort: the save itself already succeeded.
+/// Best effort: the save itself already succeeded. The directory is listed at most once
+/// per `STALE_AFTER` for each target (`sweep_due`), not at every save.
 fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
+    if !sweep_due(dir, prefix) {
+        return;
+    }
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -715,6 +742,25 @@ mod tests {
                 "notes.tmp"
             ]
         );
+    }
+
+    #[test]
+    fn a_second_save_soon_after_the_first_does_not_list_the_directory_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        save(&d.join("list.json"), &state(1)).unwrap();
+        // Left by a killed save an hour ago, but appearing only now: only a listing of
+        // the directory would find it, and the second save must not list it.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        File::create(d.join(".list.json.AbC123.tmp"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        save(&d.join("list.json"), &state(2)).unwrap();
+        assert_eq!(files_in(d), [".list.json.AbC123.tmp", "list.json"]);
+        // Another target in the same directory has its own first look.
+        assert!(sweep_due(d, std::ffi::OsStr::new(".third.json.")));
+        assert!(!sweep_due(d, std::ffi::OsStr::new(".third.json.")));
     }
 
     #[cfg(unix)]

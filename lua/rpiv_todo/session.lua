@@ -58,11 +58,12 @@ end
 ---@param event rpiv_todo.SessionEvent
 ---@param id string
 ---@param session rpiv_todo.Session?
-function H.emit(event, id, session)
+---@param params any the call's arguments, for "executed"
+function H.emit(event, id, session, params)
   local listeners = H.listeners
   for i = 1, #listeners do
     local fn = listeners[i]
-    local ok, err = pcall(fn, event, id, session)
+    local ok, err = pcall(fn, event, id, session, params)
     if not ok then
       H.report(fn, err, event, id)
     end
@@ -109,7 +110,7 @@ Session.__index = Session
 ---@return rpiv_todo.Result
 function Session:execute(params)
   local result = self.list:apply(params)
-  H.emit("executed", self.id, self)
+  H.emit("executed", self.id, self, params)
   return result
 end
 
@@ -118,8 +119,11 @@ end
 ---@param params table|string the tool arguments, as a table or a JSON string
 ---@return rpiv_todo.Result
 function Session:execute_strict(params)
-  local result = H.core().from_strict(params, self.list)
-  H.emit("executed", self.id, self)
+  local core = H.core()
+  local result = core.from_strict(params, self.list)
+  -- Listeners get the call in the normal form (what persistence journals and replays);
+  -- a call that cannot be converted was rejected and changed nothing.
+  H.emit("executed", self.id, self, (core.from_strict(params)))
   return result
 end
 
@@ -128,7 +132,7 @@ end
 ---@return string result_json
 function Session:execute_json(params_json)
   local out = self.list:apply_json(params_json)
-  H.emit("executed", self.id, self)
+  H.emit("executed", self.id, self, params_json)
   return out
 end
 
@@ -266,11 +270,12 @@ function M.shutdown(id)
   end
 end
 
----Listen to session events: fn(event, id, session) with event one of "executed",
----"replayed", "loaded" (session:load), "shutdown", "foreground". Returns a function that
----removes the listener. A listener runs protected: if it raises, the call that emitted
----the event still succeeds, the listeners after it still run, and the error goes to the
----reporters of `on_listener_error` (once per listener and message).
+---Listen to session events: fn(event, id, session, params) with event one of "executed"
+---(params: the call's arguments, a table or JSON text), "replayed", "loaded"
+---(session:load), "shutdown", "foreground". Returns a function that removes the listener.
+---A listener runs protected: if it raises, the call that emitted the event still
+---succeeds, the listeners after it still run, and the error goes to the reporters of
+---`on_listener_error` (once per listener and message).
 ---@param fn fun(event: rpiv_todo.SessionEvent, id: string, session: rpiv_todo.Session?)
 ---@return fun()
 function M.listen(fn)
