@@ -681,6 +681,9 @@ function H.run(opts)
       err = err and (err .. "\n" .. berr) or berr
     end
   end
+  if path == nil and from_source == "auto" and vim.fn.executable("cargo") ~= 1 then
+    err = err .. "\n  (cargo is not on PATH, so no build from source was tried)"
+  end
   if path == nil then
     return nil, err
   end

@@ -30,11 +30,12 @@ function M.root()
     return nil
   end
   local path = source:sub(2)
-  local vim = rawget(_G, "vim")
-  if vim ~= nil and type(vim.fn) == "table" then
-    path = vim.fn.fnamemodify(path, ":p")
-  elseif path:sub(1, 1) ~= "/" and not path:match("^%a:[/\\]") then
-    local cwd = os.getenv("PWD")
+  if path:sub(1, 1) ~= "/" and not path:match("^%a:[/\\]") then
+    -- Relative to the working directory. No vim.fn here: the loader may run inside a
+    -- libuv callback, where Vimscript functions are not allowed.
+    local vim = rawget(_G, "vim")
+    local uv = vim ~= nil and (vim.uv or vim.loop) or nil
+    local cwd = uv and uv.cwd() or os.getenv("PWD")
     if cwd ~= nil and cwd ~= "" then
       path = cwd .. "/" .. path:gsub("^%./", "")
     end

@@ -34,9 +34,10 @@ T.test("run({ base_url }) downloads, verifies and installs the module", function
     true,
     "versioned name: " .. record.file
   )
+  local prefix = C.release:match("^https?://[^/]+(.*)$")
   T.same(C.log_lines(), {
-    "GET /v" .. C.version .. "/" .. C.asset .. ".sha256",
-    "GET /v" .. C.version .. "/" .. C.asset,
+    "GET " .. prefix .. "/v" .. C.version .. "/" .. C.asset .. ".sha256",
+    "GET " .. prefix .. "/v" .. C.version .. "/" .. C.asset,
   }, "two plain GETs of the release layout, no API call")
   T.eq(vim.fn.filereadable(C.root .. "/lua/rpiv_todo/core.so"), 0, "still no lua/rpiv_todo/core.so")
 end)

@@ -161,6 +161,7 @@ T.test("without cargo, auto reports the download's error and the missing cargo",
   T.eq(ok, nil, "fails")
   T.eq(vim.fn.executable("cargo"), 0, "no cargo on PATH")
   T.contains(tostring(err), "download failed", "the download's error")
+  T.contains(tostring(err), "cargo is not on PATH, so no build from source was tried", "why nothing was built")
 end)
 
 T.finish("tests/install/refuse_spec.lua")

@@ -9,7 +9,8 @@ SIGTERM. Each request is logged (one line: method and path) to FILE when given.
 
 Besides plain files it does two things a real network does to an installer:
   /truncated/<path>  answers with the full Content-Length of <path> but sends only half
-                     of its bytes, then closes the connection (a cut-off download);
+                     of its bytes, then closes the connection (a cut-off download; a
+                     .sha256 file is sent whole);
   a request in absolute form ("GET http://host/path", what a client sends to a proxy)
                      is served as /path and logged with "proxy" in front, so a test can
                      see that curl went through the proxy named by http_proxy.
@@ -69,7 +70,9 @@ def main() -> int:
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(data[: len(data) // 2] if truncate else data)
+            # The checksum comes whole: the cut is in the module itself.
+            cut = truncate and not local.endswith(".sha256")
+            self.wfile.write(data[: len(data) // 2] if cut else data)
             self.wfile.flush()
             self.close_connection = True
 

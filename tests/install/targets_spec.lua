@@ -54,4 +54,31 @@ T.test("release.yml runs scripts/package.sh and attaches the .sha256 files", fun
   T.contains(workflow, 'MACOSX_DEPLOYMENT_TARGET: "11.0"', "macOS deployment target")
 end)
 
+T.test("one project URL: Cargo.toml, both rockspecs, the installer's default and the README agree", function()
+  local repo = install.REPOSITORY
+  T.eq(repo:match("^https://github%.com/[%w_.-]+/[%w_.-]+$") ~= nil, true, "a GitHub repository URL: " .. repo)
+  T.contains(T.read(T.root() .. "/Cargo.toml"), 'repository = "' .. repo .. '"', "Cargo.toml")
+  local version = T.cargo_version()
+  for _, rockspec in ipairs({ "rpiv_todo-scm-1.rockspec", "rpiv_todo-" .. version .. "-1.rockspec" }) do
+    T.contains(T.read(T.root() .. "/" .. rockspec), 'url = "git+' .. repo .. '.git"', rockspec)
+  end
+  T.eq(install.DEFAULT_BASE_URL, repo .. "/releases/download", "default base URL")
+  local readme = T.read(T.root() .. "/README.md")
+  T.contains(readme, '"' .. repo:match("^https://github%.com/(.*)$") .. '"', "README's lazy.nvim spec")
+  T.contains(readme, "git clone " .. repo, "README's plain packages")
+end)
+
+T.test("the scm rockspec is one lazy.nvim builds nothing from (a builtin build without modules)", function()
+  local spec = {}
+  local chunk = assert(loadfile(T.root() .. "/rpiv_todo-scm-1.rockspec", "t", spec))
+  if setfenv then
+    setfenv(chunk, spec)
+  end
+  chunk()
+  T.eq(spec.version, "scm-1", "version")
+  T.eq(spec.build and spec.build.type, "builtin", "build type")
+  T.eq(spec.build and spec.build.modules, nil, "no module list")
+  T.same(spec.dependencies, { "lua >= 5.1" }, "dependencies: only lua, which lazy.nvim skips")
+end)
+
 T.finish("tests/install/targets_spec.lua")
