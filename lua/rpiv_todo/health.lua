@@ -79,21 +79,27 @@ function H.check_library(report)
       })
     end
   end
+  local installed = require("rpiv_todo.installed")
+  if package.loaded["rpiv_todo.core"] == nil and package.preload["rpiv_todo.core"] == nil then
+    -- What the loader (rpiv_todo.native) tries first: the module :TodosInstall put in place.
+    installed.load("luajit")
+  end
   local ok, core = pcall(require, "rpiv_todo.core")
   if not ok then
-    report.error("rpiv_todo.core does not load: " .. tostring(core), { "build it: " .. H.BUILD })
+    report.error("rpiv_todo.core does not load: " .. tostring(core), { "install or build it: " .. H.BUILD })
+    return false
+  end
+  -- Checked before require("rpiv_todo"), which would notify (an error inside :checkhealth).
+  if type(core) ~= "table" or core.version ~= installed.VERSION then
+    local found = type(core) == "table" and tostring(core.version) or type(core)
+    report.error("version " .. found .. ", but the Lua scripts are version " .. installed.VERSION, {
+      "fetch the matching one: " .. H.BUILD,
+    })
     return false
   end
   local loaded, todo = pcall(require, "rpiv_todo")
   if not loaded then
     report.error(tostring(todo), { "rebuild it: " .. H.BUILD })
-    return false
-  end
-  local scripts = require("rpiv_todo.installed").VERSION
-  if core.version ~= scripts then
-    report.error("version " .. tostring(core.version) .. ", but the Lua scripts are version " .. scripts, {
-      "fetch the matching one: " .. H.BUILD,
-    })
     return false
   end
   report.ok("version " .. tostring(core.version) .. " (the Lua scripts' version is " .. tostring(todo.version) .. ")")

@@ -113,13 +113,34 @@ function M.read(dir)
   return record
 end
 
+---Load the installed module when the record names this flavour and the Lua scripts'
+---version, and make it `rpiv_todo.core`. Returns the core; or nil, why ("version" when
+---the record is for another version, else the loader's error) and the record; or nil
+---alone when there is no record for this flavour.
+---@param flavour string the running interpreter's (luajit, lua51, lua54)
+---@return table|nil core, string|nil why, table|nil record
+function M.load(flavour)
+  local record = M.read()
+  if record == nil or (record.flavour ~= nil and record.flavour ~= flavour) then
+    return nil, nil, nil
+  end
+  if record.version ~= M.VERSION then
+    return nil, "version", record
+  end
+  local open, err = package.loadlib(record.path, "luaopen_rpiv_todo_core")
+  if not open then
+    return nil, "cannot load " .. record.path .. ": " .. tostring(err), record
+  end
+  local ok, core = pcall(open, "rpiv_todo.core", record.path)
+  if not ok or type(core) ~= "table" then
+    return nil, "cannot load " .. record.path .. ": " .. tostring(core), record
+  end
+  M.loaded = { path = record.path, source = record.source, version = core.version }
+  package.loaded["rpiv_todo.core"] = core
+  return core, nil, record
+end
+
 -- What the loader used, for :checkhealth: { path, source, version } or nil.
 M.loaded = nil
-
----Remember what the loader loaded (rpiv_todo.native calls this).
----@param info table|nil
-function M.set_loaded(info)
-  M.loaded = info
-end
 
 return M

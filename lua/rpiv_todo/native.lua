@@ -82,31 +82,6 @@ function H.reason(cause)
   return (cause:match("^[^\n]*"))
 end
 
--- The module `require("rpiv_todo.install").run()` installed into <plugin>/lib, when its
--- record names this flavour. Returns the core, or nil and why it was not used (nil when
--- there is no record, or it is for another flavour).
-function H.load_installed()
-  local installed = require("rpiv_todo.installed")
-  local record = installed.read()
-  if record == nil or (record.flavour ~= nil and record.flavour ~= H.flavour()) then
-    return nil, nil, nil
-  end
-  if record.version ~= M.VERSION then
-    return nil, "version", record
-  end
-  local open, err = package.loadlib(record.path, "luaopen_rpiv_todo_core")
-  if not open then
-    return nil, "cannot load " .. record.path .. ": " .. tostring(err), record
-  end
-  local ok, loaded = pcall(open, "rpiv_todo.core", record.path)
-  if not ok or type(loaded) ~= "table" then
-    return nil, "cannot load " .. record.path .. ": " .. tostring(loaded), record
-  end
-  installed.set_loaded({ path = record.path, source = record.source, version = loaded.version })
-  package.loaded["rpiv_todo.core"] = loaded
-  return loaded, nil, record
-end
-
 -- The message for a module of another version: both versions and the fix.
 function H.mismatch(found, where)
   return "(rpiv_todo) core: the native module"
@@ -126,7 +101,7 @@ local ok, core, stale, broken
 -- lua/rpiv_todo/core.so, package.cpath).
 if package.loaded["rpiv_todo.core"] == nil and package.preload["rpiv_todo.core"] == nil then
   local why, record
-  core, why, record = H.load_installed()
+  core, why, record = require("rpiv_todo.installed").load(H.flavour())
   if why == "version" then
     stale = record
   elseif why ~= nil then
