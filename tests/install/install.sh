@@ -51,7 +51,7 @@ install_glibc_check() {
 # The broken releases beside the good one (the server serves /truncated/good itself).
 install_bad_releases() {
     local version=$1 asset=$2 good="$INSTALL_REL/good/v$1" dir
-    for dir in tampered badsum unloadable notasum; do
+    for dir in tampered badsum unloadable notasum newer; do
         mkdir -p "$INSTALL_REL/$dir/v$version"
     done
     # One byte changed in the middle; the .sha256 is the good one.
@@ -74,6 +74,10 @@ EOF
     # A .sha256 that holds no checksum (an HTML error page, say).
     cp "$good/$asset" "$INSTALL_REL/notasum/v$version/$asset"
     echo "<html>rate limited</html>" >"$INSTALL_REL/notasum/v$version/$asset.sha256"
+    # A later build of the same version: other bytes that load the same (a trailing byte
+    # past the end of the ELF file), with its own checksum.
+    { cat "$good/$asset" && echo; } >"$INSTALL_REL/newer/v$version/$asset"
+    (cd "$INSTALL_REL/newer/v$version" && sha256sum "$asset" >"$asset.sha256")
 }
 
 install_start_server() {

@@ -2,8 +2,9 @@
 -- installed before (by tests/install/fresh_spec.lua, in the same clone) in place and
 -- working: a tampered asset, a wrong .sha256, a truncated download, a server that is
 -- down, an asset that does not load. Then: curl goes through the proxy the environment
--- names, and from_source = "auto" falls back to cargo (a stand-in cargo that records
--- its arguments). Run by tests/install/install.sh.
+-- names, from_source = "auto" falls back to cargo (a stand-in cargo that records its
+-- arguments), and a newer release goes to a new file while the loaded one stays as it
+-- was. Run by tests/install/install.sh.
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local C = dofile(os.getenv("RPIV_ROOT") .. "/tests/install/common.lua")
@@ -78,6 +79,7 @@ T.test("files put in lib/ by hand are used offline, then removed", function()
   local record = C.record()
   T.eq(record.source, "copied", "record: source")
   T.eq(record.file, H.before.file, "the same bytes keep the same file")
+  T.eq(C.read(record.path), H.before_bytes, "untouched")
   T.eq(vim.fn.filereadable(lib .. C.asset), 0, "the hand-placed asset is gone")
 end)
 
@@ -162,6 +164,26 @@ T.test("without cargo, auto reports the download's error and the missing cargo",
   T.eq(vim.fn.executable("cargo"), 0, "no cargo on PATH")
   T.contains(tostring(err), "download failed", "the download's error")
   T.contains(tostring(err), "cargo is not on PATH, so no build from source was tried", "why nothing was built")
+end)
+
+T.test("a new release goes to a new file; the one this Neovim loaded is not rewritten", function()
+  local uv = vim.uv or vim.loop
+  local loaded = require("rpiv_todo.installed").loaded.path
+  local before = uv.fs_stat(loaded)
+  local ok, err = H.install.run({ base_url = C.release:gsub("/good$", "/newer"), force = true, quiet = true })
+  T.eq(err, nil, "no error")
+  T.eq(ok, true, "installed")
+  local record = C.record()
+  T.eq(record.path ~= loaded, true, "a new name: " .. record.file)
+  T.eq(C.read(record.path), C.read(C.dist .. "/" .. C.asset) .. "\n", "the new bytes")
+  local after = uv.fs_stat(loaded)
+  T.eq(after and after.ino, before.ino, "the loaded file is the same inode")
+  T.eq(C.read(loaded), H.before_bytes, "with the same bytes")
+  local result = require("rpiv_todo").session("after-update"):execute({ action = "create", subject = "Old" })
+  T.eq(result.content[1].text, "Created #1: Old (pending)", "this Neovim's module still answers")
+  local text, path = C.tool_call_in_new_nvim()
+  T.eq(text, "Created #1: Ship it (pending)", "a new Neovim makes a tool call")
+  T.eq(path, record.path, "with the new module")
 end)
 
 T.finish("tests/install/refuse_spec.lua")
