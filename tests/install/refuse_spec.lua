@@ -166,6 +166,31 @@ T.test("without cargo, auto reports the download's error and the missing cargo",
   T.contains(tostring(err), "cargo is not on PATH, so no build from source was tried", "why nothing was built")
 end)
 
+T.test(":TodosInstall! download installs from RPIV_TODO_BASE_URL and says to restart", function()
+  vim.g.loaded_rpiv_todo = nil
+  vim.cmd("runtime plugin/rpiv_todo.lua")
+  local notes = {}
+  local saved_notify, saved_url = vim.notify, vim.env.RPIV_TODO_BASE_URL
+  vim.notify = function(msg, level)
+    notes[#notes + 1] = { msg = msg, level = level }
+  end
+  vim.env.RPIV_TODO_BASE_URL = C.release
+  local before = #C.log_lines()
+  vim.cmd("TodosInstall! download")
+  vim.notify, vim.env.RPIV_TODO_BASE_URL = saved_notify, saved_url
+  T.eq(#notes, 1, "one message")
+  T.eq(notes[1] and notes[1].level, vim.log.levels.INFO, "level")
+  T.eq(
+    notes[1] and notes[1].msg,
+    "(rpiv_todo) native module downloaded: "
+      .. C.record().path
+      .. "\nRestart Neovim to use it (this one keeps the module it loaded).",
+    "message"
+  )
+  T.eq(#C.log_lines(), before + 2, "the two files were fetched")
+  T.eq(C.record().url, C.release .. "/v" .. C.version .. "/" .. C.asset, "record: url")
+end)
+
 T.test("a new release goes to a new file; the one this Neovim loaded is not rewritten", function()
   local uv = vim.uv or vim.loop
   local loaded = require("rpiv_todo.installed").loaded.path
