@@ -70,7 +70,7 @@ function H.check_library(report)
     files[#files + 1] = f
   end
   if #files == 0 then
-    report.info("no lua/rpiv_todo/core.so on 'runtimepath' (it may come from package.cpath)")
+    report.info("no lua/rpiv_todo/core.so on 'runtimepath' (it may come from :TodosInstall's lib/ or package.cpath)")
   else
     report.info("found: " .. table.concat(files, ", "))
     if #files > 1 then
