@@ -234,7 +234,13 @@ end
 function M.platform()
   local uv = vim.uv or vim.loop
   local uname = uv.os_uname()
-  local info = { os = uname.sysname, arch = H.ARCH[(uname.machine or ""):lower()] or uname.machine }
+  -- The CPU the running Neovim was built for (LuaJIT says: x64, arm64, x86...), which is
+  -- what a module must match; the machine's name only when that is unknown.
+  local jit = rawget(_G, "jit")
+  local arch = type(jit) == "table" and type(jit.arch) == "string" and (H.ARCH[jit.arch:lower()] or jit.arch)
+    or H.ARCH[(uname.machine or ""):lower()]
+    or uname.machine
+  local info = { os = uname.sysname, arch = arch }
   if info.os == "Linux" then
     info.libc, info.libc_version, info.libc_how = H.linux_libc()
   end
