@@ -16,6 +16,8 @@ local nvim = { globals = { "vim" } }
 -- The Neovim glue, its plugin file and the specs that run inside Neovim.
 files["lua/rpiv_todo/nvim.lua"] = nvim
 files["lua/rpiv_todo/health.lua"] = nvim
+files["lua/rpiv_todo/install.lua"] = nvim
+files["tests/install/"] = nvim
 files["lua/rpiv_todo/nvim/"] = nvim
 files["plugin/"] = nvim
 files["scripts/nvim-runner.lua"] = { globals = { "vim", "RPIV_ROOT" } }

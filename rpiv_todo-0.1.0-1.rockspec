@@ -2,7 +2,10 @@
 -- built with cargo for the Lua that LuaRocks installs for (LuaJIT, 5.1 or 5.4). From a
 -- checkout (needs cargo and a C linker, and the Lua headers LuaRocks checks for):
 --
---   luarocks --lua-version 5.4 make            (or --lua-version 5.1; add --local or --tree DIR)
+--   luarocks --lua-version 5.4 make rpiv_todo-0.1.0-1.rockspec   (or 5.1; add --local or --tree DIR)
+--
+-- (rpiv_todo-scm-1.rockspec beside it is the Neovim plugin managers' rock: Lua files
+-- only, the native module installed prebuilt by :TodosInstall.)
 --
 -- The `command` build type runs scripts/luarocks.sh, which picks the flavour from the
 -- interpreter ($(LUA)) and calls scripts/build-module.sh. The usual backend for mlua
@@ -13,9 +16,9 @@ rockspec_format = "3.0"
 package = "rpiv_todo"
 version = "0.1.0-1"
 source = {
-  -- The repository has no public URL yet: `luarocks make` builds the checkout it runs in
-  -- and never fetches this. Set it to the git URL (and a tag) before `luarocks upload`.
-  url = "git+file:///dev/null",
+  -- `luarocks make` builds the checkout it runs in and never fetches this.
+  url = "git+https://github.com/rpiv-todo/rpiv_todo.git",
+  tag = "v0.1.0",
 }
 description = {
   summary = "The todo tool of an LLM agent as a native Lua module (Rust core)",

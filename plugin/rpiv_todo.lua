@@ -1,6 +1,6 @@
 -- rpiv_todo plugin entry: sourced at startup, so it does as little as possible.
 --
--- It defines :Todos, :TodosToggle and :TodosLanguage, which load the editor front end
+-- It defines :Todos, :TodosToggle, :TodosLanguage and :TodosInstall, which load the editor front end
 -- (lua/rpiv_todo/nvim.lua, and with it the native core) on first use, and registers one
 -- small listener on the session layer: on the first tool call of any session it attaches
 -- the front end (panel, autocmds, highlight groups, collapse key), hands it that first
@@ -63,6 +63,29 @@ vim.api.nvim_create_user_command(
     nargs = "?",
     complete = lazy_complete("rpiv_todo.nvim.persist", "complete_language"),
     desc = "rpiv_todo: pick the UI language (saved to rpiv-i18n's locale.json)",
+  }
+)
+
+-- :TodosInstall[!] [download|source]: put the native module in place (prebuilt, checked;
+-- or built with cargo). ! installs again even when this version's module is there.
+vim.api.nvim_create_user_command(
+  "TodosInstall",
+  guarded(function(opts)
+    local from_source = ({ download = false, source = true })[opts.args]
+    if opts.args ~= "" and from_source == nil then
+      error("(rpiv_todo) :TodosInstall takes download or source, not " .. opts.args, 0)
+    end
+    require("rpiv_todo.install").run({ force = opts.bang, from_source = from_source })
+  end),
+  {
+    nargs = "?",
+    bang = true,
+    complete = function(lead)
+      return vim.tbl_filter(function(word)
+        return word:sub(1, #lead) == lead
+      end, { "download", "source" })
+    end,
+    desc = "rpiv_todo: install the native module (prebuilt, else built with cargo)",
   }
 )
 

@@ -29,6 +29,10 @@
 #      builds none of the crate's dev-dependencies
 #   8. the rockspec: `luarocks make` into a temporary tree for Lua 5.4 and for Lua 5.1,
 #      then tests/luarocks/rock_spec.lua loads rpiv_todo from that tree and runs a call
+#   9. install without Rust (tests/install/install.sh): scripts/package.sh (cargo-zigbuild
+#      from crates.io and zig from PyPI's ziglang, installed in step 1 when missing) and its
+#      glibc 2.17 check with objdump -T; a fresh clone without cargo installs from a local
+#      release on 127.0.0.1; refused downloads; lazy.nvim ($RPIV_DEPS) and vim.pack
 #
 # `scripts/test.sh --install-only` does step 1 alone; NVIM_NEW=<path> picks the current
 # Neovim instead of the one pip installs.
@@ -39,6 +43,8 @@ set -uo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$ROOT/scripts/features.sh"
+# shellcheck source=tests/install/install.sh
+source "$ROOT/tests/install/install.sh"
 cd "$ROOT" || exit 1
 
 NVIM_OLD=/usr/bin/nvim
@@ -93,6 +99,7 @@ install_tools() {
         echo "installing with pip: jsonschema"
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore jsonschema || return 1
     fi
+    install_packaging_tools || return 1
     if ! find_stylua >/dev/null; then
         echo "installing with cargo: stylua"
         cargo install stylua --locked || return 1
@@ -363,7 +370,8 @@ agent_specs() {
 # `luarocks make`, then run tests/luarocks/rock_spec.lua with only that tree's paths.
 rock_test() {
     local version=$1 flavour=$2 tree="$SCRATCH/rocks-$1" rockspec
-    rockspec=$(ls "$ROOT"/rpiv_todo-*.rockspec) || return 1
+    # The versioned rockspec (rpiv_todo-scm-1.rockspec beside it is the plugin managers').
+    rockspec=$(ls "$ROOT"/rpiv_todo-*.rockspec | grep -v -- '-scm-1\.rockspec$') || return 1
     if [[ $(basename "$rockspec") != "rpiv_todo-$(crate_version)-"*.rockspec ]]; then
         echo "$(basename "$rockspec") does not carry the crate version $(crate_version)"
         return 1
@@ -475,4 +483,5 @@ agent_specs
 step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
 step "scripts/run.sh builds no test-only dependency" host_deps_check
 luarocks_tests
+install_steps
 summary

@@ -25,15 +25,17 @@ function H.api()
 end
 
 -- The build step, as the README and :help rpiv_todo give it, run in this plugin's folder
--- (the one holding this file's lua/rpiv_todo/).
+-- (the one holding this file's lua/rpiv_todo/); the prebuilt module (:TodosInstall) first.
 function H.build_command()
   local source = debug.getinfo(1, "S").source or ""
   local path = source:sub(1, 1) == "@" and vim.fn.fnamemodify(source:sub(2), ":p") or ""
   local root = path:match("^(.*)/lua/rpiv_todo/health%.lua$")
   if root == nil then
-    return "scripts/build-module.sh luajit (in the plugin's folder; needs cargo)"
+    return ":TodosInstall (prebuilt), or scripts/build-module.sh luajit (in the plugin's folder; needs cargo)"
   end
-  return "cd " .. vim.fn.shellescape(root) .. " && scripts/build-module.sh luajit (needs cargo)"
+  return ":TodosInstall (prebuilt), or cd "
+    .. vim.fn.shellescape(root)
+    .. " && scripts/build-module.sh luajit (needs cargo)"
 end
 H.BUILD = H.build_command()
 
@@ -68,7 +70,7 @@ function H.check_library(report)
     files[#files + 1] = f
   end
   if #files == 0 then
-    report.info("no lua/rpiv_todo/core.so on 'runtimepath' (it may come from package.cpath)")
+    report.info("no lua/rpiv_todo/core.so on 'runtimepath' (it may come from :TodosInstall's lib/ or package.cpath)")
   else
     report.info("found: " .. table.concat(files, ", "))
     if #files > 1 then
@@ -77,9 +79,22 @@ function H.check_library(report)
       })
     end
   end
+  local installed = require("rpiv_todo.installed")
+  if package.loaded["rpiv_todo.core"] == nil and package.preload["rpiv_todo.core"] == nil then
+    -- What the loader (rpiv_todo.native) tries first: the module :TodosInstall put in place.
+    installed.load("luajit")
+  end
   local ok, core = pcall(require, "rpiv_todo.core")
   if not ok then
-    report.error("rpiv_todo.core does not load: " .. tostring(core), { "build it: " .. H.BUILD })
+    report.error("rpiv_todo.core does not load: " .. tostring(core), { "install or build it: " .. H.BUILD })
+    return false
+  end
+  -- Checked before require("rpiv_todo"), which would notify (an error inside :checkhealth).
+  if type(core) ~= "table" or core.version ~= installed.VERSION then
+    local found = type(core) == "table" and tostring(core.version) or type(core)
+    report.error("version " .. found .. ", but the Lua scripts are version " .. installed.VERSION, {
+      "fetch the matching one: " .. H.BUILD,
+    })
     return false
   end
   local loaded, todo = pcall(require, "rpiv_todo")
@@ -94,6 +109,78 @@ function H.check_library(report)
     report.error("Lua flavour: " .. tostring(core.flavour) .. ", but Neovim runs LuaJIT", { "rebuild it: " .. H.BUILD })
   end
   return true
+end
+
+-- The installer's view: this platform and its asset, the base URL, what
+-- :TodosInstall put in place and what this Neovim loaded.
+function H.check_install(report)
+  report.start("rpiv_todo: install (:TodosInstall)")
+  local ok, install = pcall(require, "rpiv_todo.install")
+  if not ok then
+    report.error("rpiv_todo.install does not load: " .. tostring(install))
+    return
+  end
+  local installed = require("rpiv_todo.installed")
+  local p = install.platform()
+  local libc = ""
+  if p.libc then
+    libc = ", libc " .. (p.libc == "gnu" and "glibc" or p.libc) .. (p.libc_version and (" " .. p.libc_version) or "")
+    libc = libc .. " (from " .. tostring(p.libc_how) .. ")"
+  end
+  if p.target then
+    report.ok(
+      "platform: "
+        .. tostring(p.os)
+        .. " "
+        .. tostring(p.arch)
+        .. libc
+        .. "; triple "
+        .. p.target.triple
+        .. ", asset "
+        .. install.asset_name(p.target)
+    )
+  else
+    report.warn("platform: " .. tostring(p.os) .. " " .. tostring(p.arch) .. libc .. "; " .. tostring(p.why), {
+      "build from source: :TodosInstall source (needs cargo)",
+    })
+  end
+  local url, from = install.base_url()
+  report.info(
+    "base URL: "
+      .. url
+      .. " ("
+      .. from
+      .. "); this version's files are under "
+      .. url
+      .. "/v"
+      .. installed.VERSION
+      .. "/"
+  )
+  local record, why = installed.read()
+  if record == nil then
+    report.info("no module installed by :TodosInstall (" .. tostring(why) .. ")")
+  else
+    local how = record.source == "built" and "built from source"
+      or record.source == "copied" and ("copied from " .. tostring(record.url))
+      or ("downloaded from " .. tostring(record.url))
+    local line = "installed module: " .. record.path .. ", version " .. record.version .. ", " .. how
+    if record.version ~= installed.VERSION then
+      report.error(line, { "the Lua scripts are version " .. installed.VERSION .. ": run :TodosInstall" })
+    elseif vim.fn.filereadable(record.path) ~= 1 then
+      report.error(line .. " (the file is missing)", { "run :TodosInstall" })
+    else
+      report.ok(line)
+    end
+  end
+  local loaded = installed.loaded
+  if loaded then
+    report.info("loaded: " .. loaded.path .. " (version " .. tostring(loaded.version) .. ")")
+  elseif package.loaded["rpiv_todo.core"] ~= nil then
+    local found = vim.api.nvim_get_runtime_file("lua/rpiv_todo/core.so", false)[1]
+    report.info(
+      "loaded: " .. (found or "rpiv_todo.core from package.cpath or a preload") .. " (not from :TodosInstall)"
+    )
+  end
 end
 
 function H.check_locale(report)
@@ -260,7 +347,9 @@ function M.check()
   report.start("rpiv_todo: Neovim")
   local v = vim.version()
   report.ok(string.format("Neovim %d.%d.%d", v.major, v.minor, v.patch))
-  if H.check_library(report) then
+  local library = H.check_library(report)
+  H.check_install(report)
+  if library then
     H.check_locale(report)
     H.check_config(report)
     require("rpiv_todo.nvim.persist").health(report)

@@ -9,12 +9,19 @@
 -- that short message when used: `require("rpiv_todo").setup({})` in a config then does
 -- not stop the rest of the config with a traceback, and :checkhealth rpiv_todo still
 -- reports the missing library.
+--
+-- Where it looks: a core already loaded or preloaded (Rust hosts); the module that
+-- `require("rpiv_todo.install").run()` (:TodosInstall) put in <plugin>/lib under a
+-- versioned name (rpiv_todo.installed reads its record); then `require`'s own search
+-- (lua/rpiv_todo/core.so on 'runtimepath', package.cpath). A module of another version
+-- than these scripts gives one message naming both versions and :TodosInstall.
 
 local M = {}
 local H = {}
 
--- The Lua scripts' version; the native core must report the same one.
-M.VERSION = "0.1.0"
+-- The Lua scripts' version (kept in rpiv_todo.installed, which the installer reads too);
+-- the native core must report the same one.
+M.VERSION = require("rpiv_todo.installed").VERSION
 
 ---The running interpreter's build flavour (what scripts/build-module.sh takes).
 ---@return string
@@ -75,17 +82,64 @@ function H.reason(cause)
   return (cause:match("^[^\n]*"))
 end
 
-local ok, core = pcall(require, "rpiv_todo.core")
+-- The message for a module of another version: both versions and the fix.
+function H.mismatch(found, where)
+  return "(rpiv_todo) core: the native module"
+    .. (where and (" " .. where) or "")
+    .. " is version "
+    .. tostring(found)
+    .. ", but the Lua scripts are version "
+    .. M.VERSION
+    .. ". Run :TodosInstall in Neovim (or require('rpiv_todo.install').run()) to fetch the matching one,"
+    .. " or rebuild it with  "
+    .. M.build_command()
+end
+
+local ok, core, stale, broken
+-- Already loaded, or preloaded by a Rust host: that one; else the installed module first
+-- (what :TodosInstall put in place), then the search paths (a build at
+-- lua/rpiv_todo/core.so, package.cpath).
+if package.loaded["rpiv_todo.core"] == nil and package.preload["rpiv_todo.core"] == nil then
+  local why, record
+  core, why, record = require("rpiv_todo.installed").load(H.flavour())
+  if why == "version" then
+    stale = record
+  elseif why ~= nil then
+    broken = why
+  end
+  ok = core ~= nil
+end
+if not ok then
+  ok, core = pcall(require, "rpiv_todo.core")
+  if not ok and stale ~= nil then
+    core = H.mismatch(stale.version, "installed at " .. stale.path)
+  elseif not ok and broken ~= nil then
+    core = "the installed module does not load (" .. broken .. "); run :TodosInstall again"
+  end
+  if ok and type(core) == "table" and core.version ~= M.VERSION and stale ~= nil then
+    -- Both the installed one and the one on the search path are stale: name the
+    -- installed one, which :TodosInstall replaces.
+    ok, core = false, H.mismatch(stale.version, "installed at " .. stale.path)
+  end
+end
+if ok and type(core) == "table" and core.version ~= M.VERSION then
+  ok, core = false, H.mismatch(core.version, nil)
+end
 if not ok then
   local cause = tostring(core)
+  local mismatch = cause:find("Lua scripts are version", 1, true) ~= nil
   local vim = rawget(_G, "vim")
   if vim ~= nil and type(vim.notify) == "function" then
-    local short = "(rpiv_todo) core: the native module is not built. Build it with\n  "
-      .. M.build_command()
-      .. "\n(needs cargo; :checkhealth rpiv_todo says more)"
-    local reason = H.reason(cause)
-    if reason ~= nil then
-      short = short .. "\nCause: " .. reason
+    local short = cause
+    if not mismatch then
+      short = "(rpiv_todo) core: the native module is not built. Install it with :TodosInstall,"
+        .. " or build it with\n  "
+        .. M.build_command()
+        .. "\n(needs cargo; :checkhealth rpiv_todo says more)"
+      local reason = H.reason(cause)
+      if reason ~= nil then
+        short = short .. "\nCause: " .. reason
+      end
     end
     vim.notify(short, vim.log.levels.ERROR, { title = "rpiv_todo" })
     local function missing()
@@ -98,6 +152,9 @@ if not ok then
       end,
     })
   end
+  if mismatch then
+    error(cause, 0)
+  end
   error(
     "(rpiv_todo) core: the native module rpiv_todo.core could not be loaded. Build it with\n  "
       .. M.build_command()
@@ -105,17 +162,6 @@ if not ok then
       .. "and puts the library at lua/rpiv_todo/core.so. Rust hosts call rpiv_todo::preload(&lua).\n"
       .. "Cause: "
       .. cause,
-    0
-  )
-end
-if type(core) ~= "table" or core.version ~= M.VERSION then
-  error(
-    "(rpiv_todo) core: native module version "
-      .. tostring(type(core) == "table" and core.version or core)
-      .. " does not match the Lua scripts' "
-      .. M.VERSION
-      .. "; rebuild lua/rpiv_todo/core.so with  "
-      .. M.build_command(),
     0
   )
 end

@@ -130,19 +130,36 @@ T.test("a missing native library at startup: one message, the rest of the config
   vim.fn.delete(dir, "rf")
 end)
 
-T.test("a native library of another version is refused with the rebuild step", function()
+T.test("a native library of another version is refused: one message with both versions and :TodosInstall", function()
   local dir = vim.fn.tempname()
   local dest = H.copy_scripts(dir)
   -- A stand-in core (Lua files are found before .so on 'runtimepath').
   vim.fn.writefile({ 'return { version = "0.0.0-stale", flavour = "luajit" }' }, dest .. "/core.lua")
-  H.isolated(dir, function()
-    local ok, err = pcall(require, "rpiv_todo")
-    T.eq(ok, false, "require fails")
-    err = tostring(err)
-    T.contains(err, "0.0.0-stale", "names the library's version")
-    T.contains(err, H.version, "names the scripts' version")
-    T.contains(err, "rebuild", "says to rebuild")
+  local notes = {}
+  local saved_notify = vim.notify
+  vim.notify = function(msg, level)
+    notes[#notes + 1] = { msg = msg, level = level }
+  end
+  local ok, err = pcall(H.isolated, dir, function()
+    local loaded, todo = pcall(require, "rpiv_todo")
+    T.eq(loaded, true, "require does not raise in Neovim: " .. tostring(todo))
+    local used, msg = pcall(function()
+      return todo.session("x"):execute({ action = "list" })
+    end)
+    T.eq(used, false, "a tool call cannot run")
+    T.contains(tostring(msg), "0.0.0-stale", "the call's error names the library's version")
   end)
+  vim.notify = saved_notify
+  if not ok then
+    error(err, 0)
+  end
+  T.eq(#notes, 1, "one notification")
+  local msg = notes[1] and notes[1].msg or ""
+  T.eq(notes[1] and notes[1].level, vim.log.levels.ERROR, "an error")
+  T.contains(msg, "version 0.0.0-stale", "names the library's version")
+  T.contains(msg, "version " .. H.version, "names the scripts' version")
+  T.contains(msg, ":TodosInstall", "names the fix")
+  T.contains(msg, "rebuild", "and the rebuild step")
   vim.fn.delete(dir, "rf")
 end)
 

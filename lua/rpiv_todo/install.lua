@@ -1,0 +1,725 @@
+-- rpiv_todo.install: put the native module in place without a Rust toolchain.
+--
+--   require("rpiv_todo.install").run({ base_url = ..., from_source = "auto", force = false })
+--     --> true | nil, err        (blocking; also :TodosInstall[!] [download|source])
+--
+-- It picks the prebuilt module for the running Neovim (OS, CPU, and on Linux glibc or
+-- musl, told apart without a compiler), downloads it with curl into a temporary file in
+-- <plugin>/lib (curl reads HTTPS_PROXY, https_proxy, ALL_PROXY and NO_PROXY itself),
+-- checks it against its .sha256, loads it once with package.loadlib, and only then moves
+-- it to a name of its own (version and content hash) and points lib/installed.txt at it
+-- with one rename. No file is ever rewritten in place, so a Neovim that has the old module
+-- loaded keeps a file nobody writes to; any failure leaves the previous module and record
+-- as they were. Without a fitting asset, or when the download fails, it builds from source
+-- with cargo when cargo is there (from_source = "auto").
+--
+-- Release layout: <base_url>/v<version>/rpiv_todo_core-<triple>.<ext> and its .sha256
+-- (what scripts/package.sh writes). The URL is computed, never looked up through an API.
+-- Neovim glue: uses vim.* (curl through vim.fn.system, libuv for renames).
+
+local installed = require("rpiv_todo.installed")
+
+local M = {}
+local H = {}
+
+-- The project's repository, and where its releases keep their files.
+M.REPOSITORY = "https://github.com/rpiv-todo/rpiv_todo"
+M.DEFAULT_BASE_URL = M.REPOSITORY .. "/releases/download"
+
+-- Every prebuilt module a release carries (.github/workflows/release.yml builds each;
+-- a test checks that). `os` is libuv's sysname, `arch` the normalised machine name.
+M.TARGETS = {
+  { os = "Linux", arch = "x86_64", libc = "gnu", triple = "x86_64-unknown-linux-gnu", ext = "so" },
+  { os = "Linux", arch = "aarch64", libc = "gnu", triple = "aarch64-unknown-linux-gnu", ext = "so" },
+  { os = "Linux", arch = "x86_64", libc = "musl", triple = "x86_64-unknown-linux-musl", ext = "so" },
+  { os = "Linux", arch = "aarch64", libc = "musl", triple = "aarch64-unknown-linux-musl", ext = "so" },
+  { os = "Darwin", arch = "x86_64", triple = "x86_64-apple-darwin", ext = "dylib" },
+  { os = "Darwin", arch = "aarch64", triple = "aarch64-apple-darwin", ext = "dylib" },
+  { os = "Windows_NT", arch = "x86_64", triple = "x86_64-pc-windows-msvc", ext = "dll" },
+}
+
+-- The oldest glibc the Linux gnu modules run on (scripts/package.sh checks the symbols).
+M.MIN_GLIBC = "2.17"
+
+-- Defaults of run()'s options.
+M.defaults = {
+  -- Where releases live; nil means $RPIV_TODO_BASE_URL, else M.DEFAULT_BASE_URL.
+  base_url = nil,
+  -- "auto": download, and build with cargo when no asset fits or the download fails and
+  -- cargo is on PATH; true: build only; false: download only.
+  from_source = "auto",
+  -- Install again even when the module for this version is already in place.
+  force = false,
+  -- Say nothing (run() reports its outcome with vim.notify otherwise).
+  quiet = false,
+}
+
+-- ---------------------------------------------------------------------------
+-- SHA-256 (plain LuaJIT with its `bit` library: no sha256sum, shasum or certutil needed)
+-- ---------------------------------------------------------------------------
+
+H.K = {
+  0x428a2f98,
+  0x71374491,
+  0xb5c0fbcf,
+  0xe9b5dba5,
+  0x3956c25b,
+  0x59f111f1,
+  0x923f82a4,
+  0xab1c5ed5,
+  0xd807aa98,
+  0x12835b01,
+  0x243185be,
+  0x550c7dc3,
+  0x72be5d74,
+  0x80deb1fe,
+  0x9bdc06a7,
+  0xc19bf174,
+  0xe49b69c1,
+  0xefbe4786,
+  0x0fc19dc6,
+  0x240ca1cc,
+  0x2de92c6f,
+  0x4a7484aa,
+  0x5cb0a9dc,
+  0x76f988da,
+  0x983e5152,
+  0xa831c66d,
+  0xb00327c8,
+  0xbf597fc7,
+  0xc6e00bf3,
+  0xd5a79147,
+  0x06ca6351,
+  0x14292967,
+  0x27b70a85,
+  0x2e1b2138,
+  0x4d2c6dfc,
+  0x53380d13,
+  0x650a7354,
+  0x766a0abb,
+  0x81c2c92e,
+  0x92722c85,
+  0xa2bfe8a1,
+  0xa81a664b,
+  0xc24b8b70,
+  0xc76c51a3,
+  0xd192e819,
+  0xd6990624,
+  0xf40e3585,
+  0x106aa070,
+  0x19a4c116,
+  0x1e376c08,
+  0x2748774c,
+  0x34b0bcb5,
+  0x391c0cb3,
+  0x4ed8aa4a,
+  0x5b9cca4f,
+  0x682e6ff3,
+  0x748f82ee,
+  0x78a5636f,
+  0x84c87814,
+  0x8cc70208,
+  0x90befffa,
+  0xa4506ceb,
+  0xbef9a3f7,
+  0xc67178f2,
+}
+
+---The SHA-256 of a byte string, as 64 lowercase hex digits.
+---@param data string
+---@return string
+function M.sha256(data)
+  local bit = require("bit")
+  local band, bxor, bnot, rshift, ror, tobit = bit.band, bit.bxor, bit.bnot, bit.rshift, bit.ror, bit.tobit
+  local byte, K = string.byte, H.K
+  local len = #data
+  local pad = (55 - len) % 64
+  local bits = len * 8
+  local tail = {}
+  for i = 7, 0, -1 do
+    tail[#tail + 1] = string.char(math.floor(bits / 2 ^ (8 * i)) % 256)
+  end
+  data = data .. "\128" .. string.rep("\0", pad) .. table.concat(tail)
+  local h0, h1, h2, h3 = 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a
+  local h4, h5, h6, h7 = 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19
+  local w = {}
+  for chunk = 1, #data, 64 do
+    for i = 0, 15 do
+      local a, b, c, d = byte(data, chunk + 4 * i, chunk + 4 * i + 3)
+      w[i] = tobit(a * 16777216 + b * 65536 + c * 256 + d)
+    end
+    for i = 16, 63 do
+      local x, y = w[i - 15], w[i - 2]
+      local s0 = bxor(ror(x, 7), ror(x, 18), rshift(x, 3))
+      local s1 = bxor(ror(y, 17), ror(y, 19), rshift(y, 10))
+      w[i] = tobit(w[i - 16] + s0 + w[i - 7] + s1)
+    end
+    local a, b, c, d, e, f, g, h = h0, h1, h2, h3, h4, h5, h6, h7
+    for i = 0, 63 do
+      local S1 = bxor(ror(e, 6), ror(e, 11), ror(e, 25))
+      local ch = bxor(band(e, f), band(bnot(e), g))
+      local t1 = tobit(h + S1 + ch + K[i + 1] + w[i])
+      local S0 = bxor(ror(a, 2), ror(a, 13), ror(a, 22))
+      local maj = bxor(band(a, b), band(a, c), band(b, c))
+      local t2 = tobit(S0 + maj)
+      h, g, f, e = g, f, e, tobit(d + t1)
+      d, c, b, a = c, b, a, tobit(t1 + t2)
+    end
+    h0, h1, h2, h3 = tobit(h0 + a), tobit(h1 + b), tobit(h2 + c), tobit(h3 + d)
+    h4, h5, h6, h7 = tobit(h4 + e), tobit(h5 + f), tobit(h6 + g), tobit(h7 + h)
+  end
+  local hex = bit.tohex
+  return hex(h0) .. hex(h1) .. hex(h2) .. hex(h3) .. hex(h4) .. hex(h5) .. hex(h6) .. hex(h7)
+end
+
+-- ---------------------------------------------------------------------------
+-- The running Neovim: which asset fits
+-- ---------------------------------------------------------------------------
+
+H.ARCH = { x86_64 = "x86_64", amd64 = "x86_64", x64 = "x86_64", aarch64 = "aarch64", arm64 = "aarch64" }
+
+---Compare dotted versions ("2.17" < "2.31").
+---@return boolean
+function H.version_less(a, b)
+  local pa, pb = {}, {}
+  for n in tostring(a):gmatch("%d+") do
+    pa[#pa + 1] = tonumber(n)
+  end
+  for n in tostring(b):gmatch("%d+") do
+    pb[#pb + 1] = tonumber(n)
+  end
+  for i = 1, math.max(#pa, #pb) do
+    local x, y = pa[i] or 0, pb[i] or 0
+    if x ~= y then
+      return x < y
+    end
+  end
+  return false
+end
+
+---The C library of this process on Linux, without a compiler: glibc answers
+---gnu_get_libc_version() (through LuaJIT's FFI); else the libraries mapped into the
+---process (/proc/self/maps) name musl's loader; else musl's loader on disk.
+---@return string libc "gnu" | "musl", string|nil version, string how it was found
+function H.linux_libc()
+  local has_ffi, ffi = pcall(require, "ffi")
+  if has_ffi then
+    pcall(ffi.cdef, "const char *gnu_get_libc_version(void);")
+    local ok, version = pcall(function()
+      return ffi.string(ffi.C.gnu_get_libc_version())
+    end)
+    if ok and type(version) == "string" then
+      return "gnu", version, "gnu_get_libc_version()"
+    end
+  end
+  local maps = io.open("/proc/self/maps", "r")
+  if maps then
+    local text = maps:read("*a") or ""
+    maps:close()
+    if text:find("ld%-musl") or text:find("libc%.musl") then
+      return "musl", nil, "/proc/self/maps"
+    end
+    if text:find("libc%.so%.6") then
+      return "gnu", nil, "/proc/self/maps"
+    end
+  end
+  if #vim.fn.glob("/lib/ld-musl-*.so.1", false, true) > 0 then
+    return "musl", nil, "/lib/ld-musl-*.so.1"
+  end
+  return "gnu", nil, "assumed (no musl loader found)"
+end
+
+---The running Neovim's platform and the asset that fits it.
+---@return table { os, arch, libc?, libc_version?, libc_how?, target? (an entry of M.TARGETS), why? }
+function M.platform()
+  local uv = vim.uv or vim.loop
+  local uname = uv.os_uname()
+  -- The CPU the running Neovim was built for (LuaJIT says: x64, arm64, x86...), which is
+  -- what a module must match; the machine's name only when that is unknown.
+  local jit = rawget(_G, "jit")
+  local arch = type(jit) == "table" and type(jit.arch) == "string" and (H.ARCH[jit.arch:lower()] or jit.arch)
+    or H.ARCH[(uname.machine or ""):lower()]
+    or uname.machine
+  local info = { os = uname.sysname, arch = arch }
+  if info.os == "Linux" then
+    info.libc, info.libc_version, info.libc_how = H.linux_libc()
+  end
+  for _, t in ipairs(M.TARGETS) do
+    if t.os == info.os and t.arch == info.arch and (t.libc == nil or t.libc == info.libc) then
+      info.target = t
+    end
+  end
+  if info.target == nil then
+    info.why = "no prebuilt module for " .. tostring(info.os) .. " on " .. tostring(info.arch)
+  elseif info.libc == "gnu" and info.libc_version and H.version_less(info.libc_version, M.MIN_GLIBC) then
+    info.why = "glibc " .. info.libc_version .. " is older than " .. M.MIN_GLIBC .. ", which the prebuilt module needs"
+    info.target = nil
+  end
+  return info
+end
+
+---The file name of a release asset.
+---@param target table an entry of M.TARGETS
+---@return string
+function M.asset_name(target)
+  return "rpiv_todo_core-" .. target.triple .. "." .. target.ext
+end
+
+---The base URL in use: opts.base_url, else $RPIV_TODO_BASE_URL, else the project's
+---release downloads. No trailing slash.
+---@param opts? table
+---@return string url, string where it came from
+function M.base_url(opts)
+  local url, from = opts and opts.base_url, "option base_url"
+  if url == nil or url == "" then
+    url, from = os.getenv("RPIV_TODO_BASE_URL"), "RPIV_TODO_BASE_URL"
+  end
+  if url == nil or url == "" then
+    url, from = M.DEFAULT_BASE_URL, "default"
+  end
+  return (url:gsub("/+$", "")), from
+end
+
+---Where an asset of this version lives: <base_url>/v<version>/<asset>.
+---@return string
+function M.asset_url(base_url, version, asset)
+  return base_url .. "/v" .. version .. "/" .. asset
+end
+
+-- ---------------------------------------------------------------------------
+-- Files
+-- ---------------------------------------------------------------------------
+
+function H.uv()
+  return vim.uv or vim.loop
+end
+
+function H.read(path)
+  local file = io.open(path, "rb")
+  if not file then
+    return nil
+  end
+  local data = file:read("*a")
+  file:close()
+  return data
+end
+
+function H.write(path, data)
+  local file, err = io.open(path, "wb")
+  if not file then
+    return nil, err
+  end
+  local ok, werr = file:write(data)
+  local closed, cerr = file:close()
+  if not ok or not closed then
+    os.remove(path)
+    return nil, werr or cerr
+  end
+  return true
+end
+
+function H.exists(path)
+  return H.uv().fs_stat(path) ~= nil
+end
+
+-- A name in lib/ no other run (or Neovim) uses: pid and a high-resolution clock.
+function H.temp(dir, what)
+  H.counter = (H.counter or 0) + 1
+  return string.format("%s/.%s-%d-%d-%d", dir, what, vim.fn.getpid(), H.uv().hrtime(), H.counter)
+end
+
+-- Rename over `to` (libuv replaces an existing file on every platform).
+function H.rename(from, to)
+  local ok, err = H.uv().fs_rename(from, to)
+  if not ok then
+    return nil, err
+  end
+  return true
+end
+
+-- ---------------------------------------------------------------------------
+-- Steps
+-- ---------------------------------------------------------------------------
+
+---An error naming the step, the URL (when there is one) and what to do.
+function H.fail(step, detail, url, todo)
+  local text = "(rpiv_todo) install: " .. step .. " failed: " .. tostring(detail):gsub("%s+$", "")
+  if url then
+    text = text .. "\n  URL: " .. url
+  end
+  if todo then
+    text = text .. "\n  What to do: " .. todo
+  end
+  return text
+end
+
+-- curl URL into the file OUT. Returns true, or nil and curl's own words.
+function H.curl(url, out)
+  if vim.fn.executable("curl") ~= 1 then
+    return nil, "curl is not on PATH"
+  end
+  local output = vim.fn.system({
+    "curl",
+    "--fail",
+    "--location",
+    "--silent",
+    "--show-error",
+    "--connect-timeout",
+    "20",
+    "--max-time",
+    "300",
+    "--output",
+    out,
+    url,
+  })
+  if vim.v.shell_error ~= 0 then
+    os.remove(out)
+    return nil, "curl exited with " .. vim.v.shell_error .. ": " .. tostring(output):gsub("%s+$", "")
+  end
+  return true
+end
+
+---The hash in a .sha256 file (`sha256sum` format: "<64 hex>  <name>"), checked to name
+---`asset` when it names a file at all.
+---@return string|nil hash, string|nil err
+function H.parse_sha256(text, asset)
+  local hash, name = tostring(text):match("^%s*(%x+)%s*%*?([^\r\n]*)")
+  if hash == nil or #hash ~= 64 then
+    return nil, "the .sha256 file does not hold a SHA-256 (64 hex digits)"
+  end
+  name = name and name:gsub("%s+$", "") or ""
+  if name ~= "" and name:gsub("^.*[/\\]", "") ~= asset then
+    return nil, "the .sha256 file is for " .. name .. ", not " .. asset
+  end
+  return hash:lower()
+end
+
+---Load the file once (package.loadlib, then its luaopen_) and check what it says it is.
+---@return table|nil core, string|nil err
+function H.smoke(path, version)
+  local open, err = package.loadlib(path, "luaopen_rpiv_todo_core")
+  if not open then
+    return nil, "package.loadlib refused it: " .. tostring(err)
+  end
+  local ok, core = pcall(open, "rpiv_todo.core", path)
+  if not ok then
+    return nil, "its luaopen_rpiv_todo_core raised: " .. tostring(core)
+  end
+  if type(core) ~= "table" then
+    return nil, "its luaopen_rpiv_todo_core returned " .. type(core) .. ", not the module table"
+  end
+  if core.version ~= version then
+    return nil, "it is version " .. tostring(core.version) .. ", but the Lua scripts are version " .. version
+  end
+  if core.flavour ~= "luajit" then
+    return nil, "it is built for " .. tostring(core.flavour) .. ", but Neovim runs LuaJIT"
+  end
+  return core
+end
+
+-- What the current record points at, when it is this version's module and intact.
+function H.current_ok(dir, version)
+  local record = installed.read(dir)
+  if record == nil or record.version ~= version or record.flavour ~= "luajit" then
+    return nil
+  end
+  local data = H.read(record.path)
+  if data == nil or (record.sha256 and M.sha256(data) ~= record.sha256) then
+    return nil
+  end
+  return record
+end
+
+---Move a checked file (`tmp`, in lib/) to its versioned name and point the record at it.
+---@return string|nil path, string|nil err
+function H.place(ctx, tmp, hash, record)
+  local name = string.format("rpiv_todo_core-%s-%s.%s", ctx.version, hash:sub(1, 16), ctx.ext)
+  local final = ctx.dir .. "/" .. name
+  if H.exists(final) then
+    -- The same bytes are already there (a forced reinstall): keep that file, which a
+    -- running Neovim may have loaded, and drop the copy.
+    local data = H.read(final)
+    if data ~= nil and M.sha256(data) == hash then
+      os.remove(tmp)
+    else
+      return nil, final .. " exists with other content; remove it and run :TodosInstall again"
+    end
+  else
+    local ok, err = H.rename(tmp, final)
+    if not ok then
+      return nil, "cannot rename " .. tmp .. " to " .. final .. ": " .. tostring(err)
+    end
+  end
+  record.version, record.file, record.sha256, record.flavour = ctx.version, name, hash, "luajit"
+  local rec_tmp = H.temp(ctx.dir, "record")
+  local ok, err = H.write(rec_tmp, installed.format(record))
+  if ok then
+    ok, err = H.rename(rec_tmp, ctx.dir .. "/" .. installed.RECORD)
+  end
+  if not ok then
+    os.remove(rec_tmp)
+    return nil, "cannot write " .. ctx.dir .. "/" .. installed.RECORD .. ": " .. tostring(err)
+  end
+  H.sweep(ctx.dir, name)
+  return final
+end
+
+-- Remove earlier modules (never the current one, nor the one this Neovim loaded; a
+-- file another process has loaded stays valid on Linux and macOS once unlinked, and
+-- Windows refuses to remove it, which is fine) and leftovers of interrupted runs.
+function H.sweep(dir, keep)
+  local loaded = installed.loaded and installed.loaded.path
+  for _, name in ipairs(vim.fn.readdir(dir)) do
+    local path = dir .. "/" .. name
+    if name ~= keep and path ~= loaded and name:match("^rpiv_todo_core%-%d[^/]*%-%x+%.%a+$") then
+      os.remove(path)
+    end
+  end
+end
+
+---Download, verify, load once, move into place. Returns the path, or nil and the error.
+function H.download(ctx)
+  local asset = M.asset_name(ctx.target)
+  local url = M.asset_url(ctx.base_url, ctx.version, asset)
+  local by_hand = ctx.dir .. "/" .. asset
+  local offline = "download "
+    .. url
+    .. " and "
+    .. url
+    .. ".sha256 where you are online, put both in "
+    .. ctx.dir
+    .. "/ and run :TodosInstall again"
+  local tmp = H.temp(ctx.dir, "download")
+  local data, sums, source
+  if H.exists(by_hand) and H.exists(by_hand .. ".sha256") then
+    -- Put there by hand (offline): use those two files instead of the network.
+    url, source = "file://" .. by_hand, "copied"
+    data, sums = H.read(by_hand), H.read(by_hand .. ".sha256")
+    if data == nil or sums == nil then
+      return nil, H.fail("read", "cannot read " .. by_hand .. " or its .sha256", url, offline)
+    end
+    local ok, err = H.write(tmp, data)
+    if not ok then
+      return nil, H.fail("copy", err, url, "check that " .. ctx.dir .. " is writable")
+    end
+  else
+    source = "downloaded"
+    local ok, err = H.curl(url .. ".sha256", tmp .. ".sha256")
+    if ok then
+      ok, err = H.curl(url, tmp)
+    end
+    if not ok then
+      os.remove(tmp .. ".sha256")
+      local proxy = os.getenv("HTTPS_PROXY") or os.getenv("https_proxy") or os.getenv("ALL_PROXY")
+      local hint = proxy and (" (curl used the proxy " .. proxy .. ")") or ""
+      return nil, H.fail("download", tostring(err) .. hint, url, offline)
+    end
+    sums = H.read(tmp .. ".sha256")
+    os.remove(tmp .. ".sha256")
+    data = H.read(tmp)
+  end
+  local want, perr = H.parse_sha256(sums or "", asset)
+  local got = data and M.sha256(data)
+  if want == nil or got ~= want then
+    os.remove(tmp)
+    local detail = perr or ("the file's SHA-256 is " .. tostring(got) .. ", the .sha256 says " .. want)
+    return nil,
+      H.fail(
+        "verify",
+        detail .. " (a truncated or altered download); nothing was changed",
+        url,
+        "run :TodosInstall again; if it keeps failing, " .. offline
+      )
+  end
+  local _, lerr = H.smoke(tmp, ctx.version)
+  if lerr then
+    os.remove(tmp)
+    return nil, H.fail("load", lerr .. "; nothing was changed", url, "report it with :checkhealth rpiv_todo's output")
+  end
+  local path, merr = H.place(ctx, tmp, want, { source = source, url = url, triple = ctx.target.triple })
+  if not path then
+    os.remove(tmp)
+    return nil, H.fail("move into place", merr, url, "check that " .. ctx.dir .. " is writable")
+  end
+  if source == "copied" then
+    os.remove(by_hand)
+    os.remove(by_hand .. ".sha256")
+  end
+  return path, nil, source
+end
+
+-- The library cargo writes for this OS.
+function H.cargo_output(target_dir)
+  local os_name = (H.uv().os_uname().sysname or "")
+  if os_name == "Darwin" then
+    return target_dir .. "/release/librpiv_todo.dylib", "dylib"
+  elseif os_name == "Windows_NT" then
+    return target_dir .. "/release/rpiv_todo.dll", "dll"
+  end
+  return target_dir .. "/release/librpiv_todo.so", "so"
+end
+
+---Build with cargo (as scripts/build-module.sh luajit does), then load once and move into
+---place like a download.
+function H.build(ctx)
+  local todo = "install Rust (https://rustup.rs) and run :TodosInstall again, or "
+    .. "run :TodosInstall download when a prebuilt module exists for this platform"
+  if vim.fn.executable("cargo") ~= 1 then
+    return nil, H.fail("build from source", "cargo is not on PATH", nil, todo)
+  end
+  local target_dir = ctx.root .. "/target/module-luajit"
+  local cmd = {
+    "cargo",
+    "build",
+    "--manifest-path",
+    ctx.root .. "/Cargo.toml",
+    "--release",
+    "--lib",
+    "--no-default-features",
+    "--features",
+    "module,luajit",
+    "--target-dir",
+    target_dir,
+  }
+  local saved = vim.env.RUSTFLAGS
+  if H.uv().os_uname().sysname == "Darwin" then
+    -- A macOS module leaves the Lua symbols for the host process to provide.
+    vim.env.RUSTFLAGS = (saved or "") .. " -C link-arg=-undefined -C link-arg=dynamic_lookup"
+  end
+  local output = vim.fn.system(cmd)
+  local code = vim.v.shell_error
+  vim.env.RUSTFLAGS = saved
+  if code ~= 0 then
+    local last = tostring(output):gsub("%s+$", ""):sub(-1500)
+    return nil, H.fail("build from source", "cargo build exited with " .. code .. ":\n" .. last, nil, todo)
+  end
+  local built = H.cargo_output(target_dir)
+  local data = H.read(built)
+  if data == nil then
+    return nil, H.fail("build from source", "cargo built no " .. built, nil, todo)
+  end
+  local tmp = H.temp(ctx.dir, "build")
+  local ok, err = H.write(tmp, data)
+  if not ok then
+    return nil, H.fail("copy", err, nil, "check that " .. ctx.dir .. " is writable")
+  end
+  local _, lerr = H.smoke(tmp, ctx.version)
+  if lerr then
+    os.remove(tmp)
+    return nil, H.fail("load", lerr .. "; nothing was changed", nil, todo)
+  end
+  local triple = ctx.target and ctx.target.triple or (ctx.platform.os .. "-" .. tostring(ctx.platform.arch))
+  local path, merr = H.place(ctx, tmp, M.sha256(data), { source = "built", triple = triple })
+  if not path then
+    os.remove(tmp)
+    return nil, H.fail("move into place", merr, nil, "check that " .. ctx.dir .. " is writable")
+  end
+  return path, nil, "built"
+end
+
+H.OPTION_TYPES = { base_url = "string", force = "boolean", quiet = "boolean" }
+
+function H.check_opts(opts)
+  if opts == nil then
+    return {}
+  end
+  if type(opts) ~= "table" then
+    error("(rpiv_todo) install: opts: expected a table, got " .. type(opts), 0)
+  end
+  for key, value in pairs(opts) do
+    if key == "from_source" then
+      if value ~= "auto" and value ~= true and value ~= false then
+        error('(rpiv_todo) install: from_source: expected "auto", true or false, got ' .. tostring(value), 0)
+      end
+    elseif H.OPTION_TYPES[key] == nil then
+      error("(rpiv_todo) install: unknown option " .. tostring(key), 0)
+    elseif type(value) ~= H.OPTION_TYPES[key] then
+      error("(rpiv_todo) install: " .. key .. ": expected a " .. H.OPTION_TYPES[key] .. ", got " .. type(value), 0)
+    end
+  end
+  return opts
+end
+
+function H.run(opts)
+  local from_source = opts.from_source
+  if from_source == nil then
+    from_source = M.defaults.from_source
+  end
+  local root = installed.root()
+  if root == nil then
+    return nil, H.fail("prepare", "cannot tell the plugin's folder from " .. tostring(debug.getinfo(1, "S").source))
+  end
+  local dir = root .. "/lib"
+  vim.fn.mkdir(dir, "p")
+  if vim.fn.isdirectory(dir) ~= 1 or vim.fn.filewritable(dir) ~= 2 then
+    return nil,
+      H.fail("prepare", dir .. " is not a writable folder", nil, "make it writable, or install the plugin where it is")
+  end
+  local platform = M.platform()
+  local base_url = M.base_url(opts)
+  local ctx = {
+    root = root,
+    dir = dir,
+    version = installed.VERSION,
+    platform = platform,
+    target = platform.target,
+    ext = platform.target and platform.target.ext or select(2, H.cargo_output("")),
+    base_url = base_url,
+  }
+  if not opts.force then
+    local current = H.current_ok(dir, ctx.version)
+    if current then
+      return current.path, nil, "already installed"
+    end
+  end
+  local path, err, how
+  if from_source ~= true then
+    if ctx.target == nil then
+      err = H.fail("choose an asset", platform.why, nil, "build from source: :TodosInstall source (needs cargo)")
+    else
+      path, err, how = H.download(ctx)
+    end
+  end
+  if path == nil and (from_source == true or (from_source == "auto" and vim.fn.executable("cargo") == 1)) then
+    local berr
+    path, berr, how = H.build(ctx)
+    if path == nil then
+      err = err and (err .. "\n" .. berr) or berr
+    end
+  end
+  if path == nil and from_source == "auto" and vim.fn.executable("cargo") ~= 1 then
+    err = err .. "\n  (cargo is not on PATH, so no build from source was tried)"
+  end
+  if path == nil then
+    return nil, err
+  end
+  return path, nil, how
+end
+
+---Install the native module for the running Neovim. Blocking.
+---@param opts? { base_url?: string, from_source?: "auto"|boolean, force?: boolean, quiet?: boolean }
+---@return true|nil ok, string|nil err
+function M.run(opts)
+  opts = H.check_opts(opts)
+  local ok, path, err, how = pcall(H.run, opts)
+  if not ok then
+    path, err = nil, H.fail("install", path)
+  end
+  if path == nil then
+    if not opts.quiet then
+      vim.notify(err, vim.log.levels.ERROR, { title = "rpiv_todo" })
+    end
+    return nil, err
+  end
+  if not opts.quiet then
+    local text = "(rpiv_todo) native module " .. how .. ": " .. path
+    local in_use = package.loaded["rpiv_todo.core"] ~= nil or package.loaded["rpiv_todo.native"] ~= nil
+    if how ~= "already installed" and in_use then
+      text = text .. "\nRestart Neovim to use it (this one keeps the module it loaded)."
+    end
+    vim.notify(text, vim.log.levels.INFO, { title = "rpiv_todo" })
+  end
+  return true
+end
+
+return M

@@ -1,0 +1,254 @@
+# shellcheck shell=bash
+# tests/install/install.sh: the install tests (issue "install in one step, without a Rust
+# toolchain"), sourced by scripts/test.sh, which calls install_steps. Offline: the release
+# is served from 127.0.0.1 by tests/install/server.py, started and stopped here and bounded
+# in time by itself and by `timeout`.
+#
+#   1. scripts/package.sh writes the LuaJIT module and its .sha256 for the host triple into
+#      a local release folder (<release>/good/v<version>/), and objdump -T shows no GLIBC_
+#      version above 2.17 in it;
+#   2. a fresh clone of the repository (the working tree as it is, without build outputs),
+#      with no lua/rpiv_todo/core.so and no cargo on PATH, installs through
+#      require("rpiv_todo.install").run({ base_url = ... }); a new Neovim makes a tool call
+#      (tests/install/fresh_spec.lua), in both Neovims;
+#   3. tampered asset, wrong .sha256, truncated download, server down, unloadable asset:
+#      each refused, the earlier module still working (tests/install/refuse_spec.lua);
+#   4. the real lazy.nvim ($RPIV_DEPS/lazy.nvim) installs the plugin from a file:// remote
+#      with the README's build function and RPIV_TODO_BASE_URL; then the tool works in a
+#      new Neovim (tests/install/lazy_spec.lua); vim.pack with a PackChanged autocommand
+#      does the same (tests/install/pack_spec.lua, Neovim 0.12);
+#   5. every target the installer can choose is built by .github/workflows/release.yml
+#      (tests/install/targets_spec.lua).
+
+# Set by install_steps.
+INSTALL_REL=
+INSTALL_SERVER_PID=
+INSTALL_PORT=
+INSTALL_DEAD_PORT=
+
+install_asset() {
+    local triple
+    triple=$(rustc -vV | sed -n 's/^host: //p')
+    echo "rpiv_todo_core-$triple.so"
+}
+
+# The packaged module: the newest GLIBC_ version its dynamic symbols need is at most 2.17.
+install_glibc_check() {
+    local file=$1 newest
+    command -v objdump >/dev/null || { echo "objdump is not installed (apt-get install binutils)"; return 1; }
+    newest=$(objdump -T "$file" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -V | tail -n 1)
+    if [[ -z $newest ]]; then
+        echo "objdump -T found no GLIBC_ version in $file"
+        return 1
+    fi
+    echo "newest GLIBC_ version needed: $newest"
+    [[ $(printf '%s\n2.17\n' "$newest" | sort -V | tail -n 1) == 2.17 ]] || {
+        objdump -T "$file" | grep "GLIBC_$newest"
+        return 1
+    }
+}
+
+# The broken releases beside the good one (the server serves /truncated/good itself).
+install_bad_releases() {
+    local version=$1 asset=$2 good="$INSTALL_REL/good/v$1" dir
+    for dir in tampered badsum unloadable notasum newer; do
+        mkdir -p "$INSTALL_REL/$dir/v$version"
+    done
+    # One byte changed in the middle; the .sha256 is the good one.
+    cp "$good/$asset" "$INSTALL_REL/tampered/v$version/$asset"
+    python3 - "$INSTALL_REL/tampered/v$version/$asset" <<'EOF' || return 1
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+data[len(data) // 2] ^= 0xFF
+open(path, "wb").write(bytes(data))
+EOF
+    cp "$good/$asset.sha256" "$INSTALL_REL/tampered/v$version/"
+    # The good asset with the checksum of something else.
+    cp "$good/$asset" "$INSTALL_REL/badsum/v$version/$asset"
+    echo "0000000000000000000000000000000000000000000000000000000000000000  $asset" \
+        >"$INSTALL_REL/badsum/v$version/$asset.sha256"
+    # A file with a matching checksum that is no shared library.
+    printf 'this is not a shared library\n' >"$INSTALL_REL/unloadable/v$version/$asset"
+    (cd "$INSTALL_REL/unloadable/v$version" && sha256sum "$asset" >"$asset.sha256")
+    # A .sha256 that holds no checksum (an HTML error page, say).
+    cp "$good/$asset" "$INSTALL_REL/notasum/v$version/$asset"
+    echo "<html>rate limited</html>" >"$INSTALL_REL/notasum/v$version/$asset.sha256"
+    # A later build of the same version: other bytes that load the same (a trailing byte
+    # past the end of the ELF file), with its own checksum.
+    { cat "$good/$asset" && echo; } >"$INSTALL_REL/newer/v$version/$asset"
+    (cd "$INSTALL_REL/newer/v$version" && sha256sum "$asset" >"$asset.sha256")
+}
+
+install_start_server() {
+    local port_file="$SCRATCH/install-port" i
+    rm -f "$port_file" "$SCRATCH/install-server.log"
+    timeout 1200 python3 "$ROOT/tests/install/server.py" "$INSTALL_REL" "$port_file" \
+        --seconds 1100 --log "$SCRATCH/install-server.log" &
+    INSTALL_SERVER_PID=$!
+    for i in $(seq 1 100); do
+        [[ -s $port_file ]] && break
+        sleep 0.1
+    done
+    [[ -s $port_file ]] || { echo "the release server did not start"; return 1; }
+    INSTALL_PORT=$(cat "$port_file")
+    # A port nothing listens on: bound once by the OS, then released.
+    INSTALL_DEAD_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+    echo "release server on 127.0.0.1:$INSTALL_PORT (pid $INSTALL_SERVER_PID); nothing on $INSTALL_DEAD_PORT"
+}
+
+install_stop_server() {
+    if [[ -n $INSTALL_SERVER_PID ]]; then
+        kill "$INSTALL_SERVER_PID" 2>/dev/null
+        wait "$INSTALL_SERVER_PID" 2>/dev/null
+        INSTALL_SERVER_PID=
+    fi
+}
+
+# A fresh clone of the repository as the working tree has it (committed files plus the
+# uncommitted and untracked ones git does not ignore; never build outputs), committed, so
+# a plugin manager can clone it in turn.
+install_clone() {
+    local dest=$1 file
+    rm -rf "$dest"
+    git clone --quiet --no-hardlinks "$ROOT" "$dest" || return 1
+    (
+        cd "$ROOT" || exit 1
+        git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' file; do
+            if [[ -e $file ]]; then
+                mkdir -p "$dest/$(dirname "$file")" && cp -p "$file" "$dest/$file"
+            else
+                rm -f "$dest/$file"
+            fi
+        done
+    ) || return 1
+    (
+        cd "$dest" || exit 1
+        git add -A && git -c user.name=test -c user.email=test@localhost commit --quiet -m "working tree" --allow-empty
+    ) || return 1
+    [[ ! -e $dest/lua/rpiv_todo/core.so && ! -e $dest/lib ]] || { echo "the clone has a build output"; return 1; }
+}
+
+# PATH without cargo: the folders of curl and git, and the system's.
+install_path() {
+    local path dir
+    path=/usr/bin:/bin
+    for dir in "$(dirname "$(command -v curl)")" "$(dirname "$(command -v git)")"; do
+        [[ :$path: == *:$dir:* ]] || path=$dir:$path
+    done
+    if PATH=$path command -v cargo >/dev/null; then
+        echo "cargo is in $(PATH=$path command -v cargo), on the PATH without Rust" >&2
+        return 1
+    fi
+    echo "$path"
+}
+
+# install_spec NVIM CLONE SPEC [VAR=VALUE...]: one tests/install spec in NVIM, with
+# RPIV_ROOT at the clone and the release's addresses in the environment.
+install_spec() {
+    local nvim=$1 clone=$2 spec=$3 path
+    shift 3
+    path=$(install_path) || return 1
+    run_nvim "$nvim" "$ROOT/tests/install/$spec" RPIV_ROOT="$clone" PATH="$path" \
+        RPIV_VERSION="$(crate_version)" RPIV_ASSET="$(install_asset)" \
+        RPIV_RELEASE_URL="http://127.0.0.1:$INSTALL_PORT/good" \
+        RPIV_DEAD_URL="http://127.0.0.1:$INSTALL_DEAD_PORT" \
+        RPIV_DIST="$INSTALL_REL/good/v$(crate_version)" \
+        RPIV_SERVER_LOG="$SCRATCH/install-server.log" "$@"
+}
+
+# fresh_then_refused NVIM: a new clone installs, then the refused cases, in one Neovim.
+install_fresh() {
+    local nvim=$1 clone=$2
+    install_clone "$clone" || return 1
+    : >"$SCRATCH/install-server.log"
+    install_spec "$nvim" "$clone" fresh_spec.lua
+}
+
+install_steps() {
+    local version asset nvim label clone deps
+    version=$(crate_version)
+    asset=$(install_asset)
+    INSTALL_REL="$SCRATCH/release"
+    mkdir -p "$INSTALL_REL"
+    step "install: scripts/package.sh writes $asset and its .sha256" \
+        scripts/package.sh --out "$INSTALL_REL/good/v$version"
+    if ! steps_passed "install: scripts/package.sh"; then
+        skip "install: objdump -T shows no GLIBC_ above 2.17" "scripts/package.sh failed"
+        skip "install: from a local release" "scripts/package.sh failed"
+        return
+    fi
+    step "install: objdump -T shows no GLIBC_ above 2.17 in $asset" \
+        install_glibc_check "$INSTALL_REL/good/v$version/$asset"
+    step "install: targets the installer can choose are all built by release.yml" \
+        run_nvim "${NVIM_NEW:-$NVIM_OLD}" "$ROOT/tests/install/targets_spec.lua"
+    step "install: broken releases for the refusal tests" install_bad_releases "$version" "$asset"
+    step "install: local release server on 127.0.0.1" install_start_server
+    if ! steps_passed "install: local release server"; then
+        skip "install: from a local release" "the release server did not start"
+        return
+    fi
+    for nvim in "$NVIM_OLD" "$NVIM_NEW"; do
+        if [[ -z $nvim || ! -x $nvim ]]; then
+            skip "install: fresh clone (nvim ${nvim:-current})" "not installed"
+            continue
+        fi
+        label=$(nvim_label "$nvim")
+        clone="$SCRATCH/install-clone-${label// /-}"
+        step "install: a fresh clone without core.so or cargo installs from the local release; a new Neovim makes a tool call ($label)" \
+            install_fresh "$nvim" "$clone"
+        if steps_passed "install: a fresh clone without core.so or cargo installs from the local release; a new Neovim makes a tool call ($label)"; then
+            step "install: tampered asset, wrong .sha256, truncated download, server down, unloadable asset refused; the earlier module still works ($label)" \
+                install_spec "$nvim" "$clone" refuse_spec.lua
+        else
+            skip "install: refused downloads ($label)" "the fresh install failed"
+        fi
+    done
+    deps=${RPIV_DEPS:-$ROOT/../shared/deps}
+    if [[ ! -d $deps/lazy.nvim ]]; then
+        absent "install: lazy.nvim" "skipped: no pinned lazy.nvim in $deps (set RPIV_DEPS)"
+    elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+        skip "install: lazy.nvim" "no current Neovim"
+    else
+        deps=$(cd "$deps" && pwd)
+        clone="$SCRATCH/install-remote-lazy"
+        step "install: lazy.nvim installs from a file:// remote with the build function and RPIV_TODO_BASE_URL; the tool works in a new Neovim" \
+            install_manager "$clone" lazy_spec.lua RPIV_LAZY="$deps/lazy.nvim"
+    fi
+    if [[ -n $NVIM_NEW && -x $NVIM_NEW ]]; then
+        step "install: vim.pack with a PackChanged autocommand installs from a file:// remote; the tool works in a new Neovim" \
+            install_manager "$SCRATCH/install-remote-pack" pack_spec.lua
+    fi
+    install_stop_server
+}
+
+# install_manager REMOTE SPEC [VAR=VALUE...]: a plugin manager spec in the current Neovim,
+# cloning from REMOTE (a fresh clone used as a file:// remote).
+install_manager() {
+    local remote=$1 spec=$2
+    shift 2
+    install_clone "$remote" || return 1
+    install_spec "$NVIM_NEW" "$remote" "$spec" RPIV_REMOTE="file://$remote" \
+        RPIV_TODO_BASE_URL="http://127.0.0.1:$INSTALL_PORT/good" "$@"
+}
+
+# Called from scripts/test.sh's install step: what scripts/package.sh needs, each only when
+# missing; a failed install fails the step.
+install_packaging_tools() {
+    if ! command -v objdump >/dev/null; then
+        echo "installing with apt-get: binutils (objdump)"
+        as_root apt-get update -qq || return 1
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends binutils || return 1
+    fi
+    if ! command -v zig >/dev/null && ! python3 -m ziglang version >/dev/null 2>&1; then
+        echo "installing with pip: ziglang (zig for cargo-zigbuild)"
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore ziglang || return 1
+    fi
+    if ! command -v cargo-zigbuild >/dev/null; then
+        echo "installing with cargo: cargo-zigbuild (takes a few minutes)"
+        cargo install cargo-zigbuild --locked || return 1
+        command -v cargo-zigbuild >/dev/null || { echo "cargo installed no cargo-zigbuild on PATH"; return 1; }
+    fi
+    printf '%-8s %s\n' zig "$(python3 -m ziglang version 2>/dev/null || zig version)"
+    printf '%-8s %s\n' zigbuild "$(cargo-zigbuild --version)"
+}
