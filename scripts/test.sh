@@ -132,6 +132,12 @@ lua_lint() {
     luacheck --no-color --quiet .
 }
 
+# doc/rpiv_todo.txt's API sections are generated from the LuaCATS annotations; fail when
+# they are stale (regenerate with `luajit scripts/gen-help.lua`).
+help_fresh() {
+    luajit scripts/gen-help.lua --check
+}
+
 # Run "$@" with a hang guard; say so plainly when the process died of a signal.
 guarded() {
     local rc=0
@@ -457,6 +463,7 @@ step "cargo fmt --check" fmt_check
 step "cargo clippy -D warnings (default; module,luajit)" clippy
 step "stylua --check ${STYLUA_DIRS[*]}" stylua_check
 step "luacheck (.luacheckrc)" lua_lint
+step "help generated from the annotations (scripts/gen-help.lua --check)" help_fresh
 step "cargo doc (warnings are errors)" doc_check
 step "cargo package --list" package_check
 features_steps

@@ -150,9 +150,11 @@ H.MAX_WIDGET_LINES = 1000000
 
 H.known_keys = { guidance = true, max_widget_lines = true, collapse_key = true, locale = true, overlay = true }
 
----Configure the tool. Strict: a wrong type, an invalid value or an unknown key raises
----`(rpiv_todo) <key>: <what was expected>` and changes nothing. An absent key takes its
----default (locale: absent keeps the current one, which the locale chain chose).
+---Configures the tool. Every key is optional; a wrong type, an invalid value or an
+---unknown key raises `(rpiv_todo) <key>: <what was expected>, got <what came>`, e.g.
+---`(rpiv_todo) max_widget_lines: expected an integer >= 3 and <= 1000000, got string "x"`,
+---and changes nothing. An absent key takes its default (an absent `locale` keeps the one
+---in use). The panel repaints with the new settings at once.
 ---@param opts? rpiv_todo.SetupOptions
 ---@return table the module
 function M.setup(opts)
