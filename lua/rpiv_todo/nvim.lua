@@ -967,13 +967,18 @@ function M.show()
   H.request_paint()
 end
 
----The list window's lines and title, or nil when the list is empty.
+---The list window's lines and title, or nil when the list is empty. `text` and `level`,
+---when given, are the `/todos` text of the shown list already built (:Todos builds it once).
+---@param text? string
+---@param level? string
 ---@return string[]|nil lines
 ---@return string title
-function H.list_text()
+function H.list_text(text, level)
   local session = H.session()
   local state = H.shown_session() or { tasks = {} }
-  local text, level = H.todo().command.todos(state, { interactive = true })
+  if text == nil then
+    text, level = H.todo().command.todos(state, { interactive = true })
+  end
   local _, counts = H.todo().command.group(type(state.state) == "function" and state:state() or state)
   local title = require("rpiv_todo.i18n").t("overlay-heading")
   local id = session.foreground_id()
@@ -999,7 +1004,7 @@ function M.todos()
   M.attach()
   H.use_editor_locale()
   local text, level = H.todo().command.todos(H.shown_session() or { tasks = {} }, { interactive = true })
-  local lines, title = H.list_text()
+  local lines, title = H.list_text(text, level)
   if lines == nil then
     local vim_level = level == "error" and vim.log.levels.ERROR or vim.log.levels.INFO
     vim.notify(text, vim_level, { title = M.config.notify_title })

@@ -221,4 +221,28 @@ T.test("the real build still works afterwards", function()
   T.eq(result.content[1].text, "Created #1: Still here (pending)", "content")
 end)
 
+T.test("a missing native library: a value the scripts read (array_mt) raises the build message", function()
+  local dir = vim.fn.resolve(vim.fn.tempname())
+  H.copy_scripts(dir)
+  local notify = vim.notify
+  vim.notify = function() end
+  H.isolated(dir, function()
+    local ok, err = pcall(function()
+      return require("rpiv_todo.native").array_mt
+    end)
+    T.eq(ok, false, "reading array_mt raised")
+    T.contains(tostring(err), "cd " .. dir .. " && scripts/build-module.sh luajit", "the build message")
+    -- A tool call whose JSON text holds an empty array reaches the same message, not
+    -- a setmetatable error about a function.
+    ok, err = pcall(function()
+      return require("rpiv_todo").tool().execute('{"action":"create","subject":"a","blockedBy":[]}')
+    end)
+    T.eq(ok, false, "the call raised")
+    T.contains(tostring(err), "native module is not built", "the build message")
+    T.eq(tostring(err):find("setmetatable", 1, true), nil, "no setmetatable error: " .. tostring(err))
+  end)
+  vim.notify = notify
+  vim.fn.delete(dir, "rf")
+end)
+
 T.finish()
