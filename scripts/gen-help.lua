@@ -34,6 +34,8 @@ local WIDTH = 78
 
 -- The generated regions of the help, in order. Entry kinds:
 --   { fn = "<module>.<name>" }                a function: tag, signature, indented prose
+--                                             (`from = "<module>"` picks the file's module
+--                                             when a submodule has a function of that name)
 --   { text = "<helptext id>", indent = n }    a free-standing text block
 --   { setup = "<module>.setup", class = "<class>", fields = { ... } }
 --                                             setup(): tag, signature, prose, one row per field
@@ -266,7 +268,11 @@ end
 
 ---The function `name` (module.fn): first in the module's own file, else in a file of
 ---the module's folder.
-function H.find_fn(db, name)
+function H.find_fn(db, name, from)
+  if from ~= nil then
+    local fn = name:match("([%w_]+)$")
+    return db.fns[from .. "." .. fn] or H.die("no doc block for " .. fn .. " in module " .. from)
+  end
   if db.fns[name] ~= nil then
     return db.fns[name]
   end
@@ -276,7 +282,14 @@ function H.find_fn(db, name)
     local m, f = full:match("^(.*)%.([%w_]+)$")
     if f == fn and m:sub(1, #module + 1) == module .. "." then
       if found ~= nil then
-        H.die(name .. " is documented twice: " .. found.where .. " and " .. entry.where)
+        H.die(
+          name
+            .. " is documented in two files: "
+            .. found.where
+            .. " and "
+            .. entry.where
+            .. ' (give its entry `from = "<module>"`)'
+        )
       end
       found = entry
     end
@@ -403,7 +416,7 @@ function H.render_entry(db, entry)
     end
   end
   if entry.fn then
-    local fn = H.find_fn(db, entry.fn)
+    local fn = H.find_fn(db, entry.fn, entry.from)
     if #fn.prose == 0 then
       H.die("the doc block of " .. entry.fn .. " (" .. fn.where .. ") has no prose")
     end
