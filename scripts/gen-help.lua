@@ -35,7 +35,10 @@ local WIDTH = 78
 -- The generated regions of the help, in order. Entry kinds:
 --   { fn = "<module>.<name>" }                a function: tag, signature, indented prose
 --                                             (`from = "<module>"` picks the file's module
---                                             when a submodule has a function of that name)
+--                                             when a submodule has a function of that name;
+--                                             `source = "<module>.<Table>.<name>"` names a
+--                                             function of another table, e.g. a method;
+--                                             `show = "core.save"` the name the signature shows)
 --   { text = "<helptext id>", indent = n }    a free-standing text block
 --   { setup = "<module>.setup", class = "<class>", fields = { ... } }
 --                                             setup(): tag, signature, prose, one row per field
@@ -69,6 +72,22 @@ local REGIONS = {
           "persist",
         },
       },
+    },
+  },
+  {
+    first = "*rpiv_todo-files*",
+    stop = "The file is the snapshot the tool returns",
+    entries = {
+      { text = "rpiv_todo-files", tag = "rpiv_todo-files", indent = 0 },
+      { fn = "rpiv_todo.core.save", source = "rpiv_todo.meta.core.core.save", show = "core.save" },
+      { fn = "rpiv_todo.core.load", source = "rpiv_todo.meta.core.core.load", show = "core.load" },
+      { fn = "rpiv_todo.session:save", source = "rpiv_todo.session.Session.save", show = "session:save" },
+      { fn = "rpiv_todo.session:load", source = "rpiv_todo.session.Session.load", show = "session:load" },
+      { fn = "rpiv_todo.set_locale", show = 'require("rpiv_todo").set_locale' },
+      { fn = "rpiv_todo.persist.enable", show = "persist.enable" },
+      { fn = "rpiv_todo.persist.disable", show = "persist.disable" },
+      { fn = "rpiv_todo.persist.path", show = "persist.path" },
+      { fn = "rpiv_todo.persist.status", show = "persist.status" },
     },
   },
   {
@@ -249,13 +268,15 @@ function H.take_block(db, module, block, line, where)
     db.texts[helptext] = { prose = prose, where = where }
     return
   end
-  local name, params = line:match("^function%s+M[%.:]([%w_]+)%s*%((.-)%)")
+  local tbl, name, params = line:match("^function%s+([%w_]+)[%.:]([%w_]+)%s*%((.-)%)")
   if name == nil then
-    name, params = line:match("^M%.([%w_]+)%s*=%s*function%s*%((.-)%)")
+    tbl, name, params = line:match("^(M)%.([%w_]+)%s*=%s*function%s*%((.-)%)")
   end
   if name ~= nil then
-    local full = module .. "." .. name
-    db.fns[full] = db.fns[full] or { prose = prose, params = params, signatures = signatures, where = where }
+    -- `function M.f` is `<module>.f`; `function Session:f` is `<module>.Session.f`.
+    local full = module .. "." .. (tbl == "M" and "" or tbl .. ".") .. name
+    db.fns[full] = db.fns[full]
+      or { prose = prose, params = params, signatures = signatures, where = where, exported = tbl == "M" }
   end
 end
 
@@ -280,7 +301,7 @@ function H.find_fn(db, name, from)
   local found = nil
   for full, entry in pairs(db.fns) do
     local m, f = full:match("^(.*)%.([%w_]+)$")
-    if f == fn and m:sub(1, #module + 1) == module .. "." then
+    if entry.exported and f == fn and m:sub(1, #module + 1) == module .. "." then
       if found ~= nil then
         H.die(
           name
@@ -416,11 +437,16 @@ function H.render_entry(db, entry)
     end
   end
   if entry.fn then
-    local fn = H.find_fn(db, entry.fn, entry.from)
+    local fn
+    if entry.source ~= nil then
+      fn = db.fns[entry.source] or H.die("no doc block for " .. entry.source)
+    else
+      fn = H.find_fn(db, entry.fn, entry.from)
+    end
     if #fn.prose == 0 then
       H.die("the doc block of " .. entry.fn .. " (" .. fn.where .. ") has no prose")
     end
-    local short = entry.fn:match("([%w_]+)$")
+    local short = entry.show or entry.fn:match("([%w_]+)$")
     out[#out + 1] = H.tag_line(entry.fn .. "()")
     if #fn.signatures > 0 then
       add(fn.signatures)

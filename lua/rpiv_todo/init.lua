@@ -372,9 +372,10 @@ function M.locale()
   return require("rpiv_todo.i18n").locale()
 end
 
----Switch the UI language now. With `{ persist = true }` the choice is also written to
----rpiv-i18n's `locale.json` (`$XDG_CONFIG_HOME/rpiv-i18n/`, `~/.config/rpiv-i18n/` when
----unset), atomically and keeping the file's other keys, so the next start reads it.
+---True, or nil and the error: switch the UI language to {code} now. With
+---`{ persist = true }` the choice is also written, as `"locale": code`, to rpiv-i18n's
+---`locale.json` (`$XDG_CONFIG_HOME/rpiv-i18n/`, `~/.config/rpiv-i18n/` when unset),
+---atomically and keeping the file's other keys, so the next start reads it.
 ---An unknown code is refused: nothing switches and nothing is written. When the switch
 ---worked but the file could not be written, the locale stays switched for this process
 ---and `nil, err` says why it was not saved.

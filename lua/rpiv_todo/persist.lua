@@ -114,8 +114,8 @@ function H.report(message)
   end
 end
 
----The file session `id`'s list is saved to (fixed when the session is first used), or nil
----while disabled.
+---The file session {id}'s list is saved to (fixed when the session is first used;
+---default: the foreground session), or nil while disabled.
 ---@param id? string defaults to the foreground session
 ---@return string|nil
 function M.path(id)
@@ -223,7 +223,10 @@ function H.on_event(event, id, session)
   end
 end
 
----Start keeping lists in files (see the header). Enabling again replaces the options.
+---What `persist = true` uses (|rpiv_todo-persist|), for other hosts: keep each
+---session's list in a file of {opts}.dir, named from {opts}.key and the session id, saved
+---after every change and restored on the session's first use (a replay wins).
+---{opts}.on_error(message) hears of a failed save. Enabling again replaces the options.
 ---@param opts rpiv_todo.PersistOptions
 function M.enable(opts)
   if type(opts) ~= "table" then
@@ -274,7 +277,8 @@ end
 ---@field files table<string, string> session id -> file, for the sessions used so far
 ---@field last_error string|nil
 
----What persistence is doing, for :checkhealth and :Todos file.
+---What persistence is doing, for |:checkhealth| and |:Todos-file|: `{ enabled, dir,
+---files, last_error }`, `files` mapping each session used so far to its file.
 ---@return rpiv_todo.PersistStatus
 function M.status()
   local files = {}

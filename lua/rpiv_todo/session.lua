@@ -93,8 +93,9 @@ function Session:state()
   return self.list:state()
 end
 
----Save the list to `path`, atomically: the file holds the old list or the new one, whole,
----whatever happens during the write. The directory must exist.
+---`core.save` for a session (`require("rpiv_todo").session(id)`): true, or nil and the
+---error. The file holds the old list or the new one, whole, whatever happens during the
+---write. The directory must exist.
 ---@param path string
 ---@return true|nil ok
 ---@return string|nil err names the path and what went wrong
@@ -102,8 +103,9 @@ function Session:save(path)
   return H.core().save(path, self.list)
 end
 
----Replace the list with the one saved at `path`. On failure (missing, unreadable or
----malformed file, a list that breaks the rules) the list is unchanged.
+---`core.load` for a session: replace its list with the one saved at {path} and return
+---the state, or nil and the error; a failed load (missing, unreadable or malformed file,
+---a list that breaks the rules) leaves the list as it was.
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err names the path and what is wrong

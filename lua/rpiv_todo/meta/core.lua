@@ -153,15 +153,26 @@ function core.resolve_locale(explicit, env) end
 ---@return string[] the nine locale codes
 function core.locales() end
 
----Save a list to `path` atomically: a temporary file beside it, synced, renamed over it.
----The file is `{"version":1,"tasks":[...],"nextId":n}`. The directory must exist.
+---@helptext rpiv_todo-files
+---The same from Lua, for any host (each returns `nil, err` on failure, with a message
+---naming the path and what is wrong, and never raises for a bad file or an unwritable
+---path):
+
+---True, or nil and the error (naming the path and what went wrong): write a list handle,
+---a `{ tasks, nextId }` table or its JSON text to {path}, atomically: a temporary file
+---beside it, synced, renamed over it. The file is
+---`{"version":1,"tasks":[...],"nextId":n}`. The directory must exist.
 ---@param path string
 ---@param list_or_state rpiv_todo.List|rpiv_todo.State|string a list handle, a snapshot or its JSON text
 ---@return true|nil ok
 ---@return string|nil err the path and what went wrong
 function core.save(path, list_or_state) end
 
----Read a list saved by `core.save` (or a bare `{ tasks, nextId }` snapshot).
+---The state table, or nil and the error: missing, unreadable, empty, truncated or
+---invalid JSON, not a list, a list that breaks the rules `core.list` keeps (an id twice,
+---a cycle, a dangling blockedBy), written by a newer version. Reads what `core.save`
+---writes, or a bare `{ tasks, nextId }` snapshot. A nextId not past every id is repaired,
+---as `core.list` does.
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list, breaks the list's rules
