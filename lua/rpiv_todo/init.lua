@@ -301,6 +301,11 @@ function M.on_setup(fn)
   return H.common().add_listener(H.setup_listeners, fn)
 end
 
+---@helptext rpiv_todo-lua
+---The tool's own module, `local todo = require("rpiv_todo")`, is the same in every
+---host (Neovim, another Lua host, a Rust host through mlua); the README's "API
+---reference" has the rest (sessions, the overlay, the native core).
+
 ---The tool spec to register with the host's LLM: name, label, description, parameters,
 ---prompt_snippet, prompt_guidelines, execute, render_call, render_result.
 ---`{ strict = true }`: the form OpenAI's strict mode accepts (every property required,
@@ -335,7 +340,8 @@ function M.reminder(source)
   return H.tool().reminder(source)
 end
 
----The list of session `id` ("default" when omitted), created empty on first use.
+---The list of session {id} ("default" when omitted), created empty on first use:
+---`s:execute(params)`, `s:replay(entries)`, `s:state()`, `s:save(path)`, `s:load(path)`.
 ---@param id? string
 ---@return rpiv_todo.Session
 function M.session(id)
@@ -343,6 +349,7 @@ function M.session(id)
 end
 
 ---Name the session the UI shows (or, without an argument, read it). Returns that session.
+---In Neovim this pins the panel's session, like |rpiv_todo.nvim.foreground()|.
 ---@param id? string
 ---@return rpiv_todo.Session
 function M.foreground(id)
