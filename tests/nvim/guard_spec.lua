@@ -149,6 +149,32 @@ T.test("a native library of another version is refused with the rebuild step", f
   vim.fn.delete(dir, "rf")
 end)
 
+T.test("a native library of another version at startup: one error once the config has run", function()
+  local dir = vim.fn.resolve(vim.fn.tempname())
+  local dest = H.copy_scripts(dir)
+  vim.fn.writefile({ 'return { version = "0.0.0-stale", flavour = "luajit" }' }, dest .. "/core.lua")
+  local config = dir .. "/init.lua"
+  vim.fn.writefile({
+    "vim.opt.rtp:prepend(" .. string.format("%q", dir) .. ")",
+    'require("rpiv_todo").setup({})',
+    "vim.g.after_setup = 1",
+    "vim.defer_fn(function()",
+    "  local out = io.open(" .. string.format("%q", dir .. "/out") .. ', "w")',
+    '  out:write(tostring(vim.g.after_setup), "\\n", vim.fn.execute("messages"))',
+    "  out:close()",
+    '  vim.cmd("qa!")',
+    "end, 10)",
+  }, config)
+  vim.fn.system({ vim.v.progpath, "--headless", "-i", "NONE", "-u", config })
+  local out = vim.fn.readfile(dir .. "/out")
+  T.eq(out[1], "1", "the config ran past setup()")
+  local text = table.concat(out, "\n", 2)
+  T.contains(text, "0.0.0-stale", "names the library's version in:\n" .. text)
+  T.contains(text, "rebuild", "says to rebuild")
+  T.eq(select(2, text:gsub("does not match", "")), 1, "said once")
+  vim.fn.delete(dir, "rf")
+end)
+
 T.test(":checkhealth reports the missing library as an ERROR with the build step", function()
   local dir = vim.fn.tempname()
   H.copy_scripts(dir)
