@@ -6,10 +6,11 @@
 --   local text, level = todo.command.todos(todo.session("default"), { interactive = true })
 --
 -- This file holds the configuration every other module reads (`M.config`) and re-exports the
--- public API. It loads nothing at require time: the native core (through `rpiv_todo.native`,
--- which checks its version), the tool, the sessions and the overlay load on first use, and
--- `setup()` only checks and records its options, so a config calling it at startup pays for
--- this one file. Fields listed in H.LAZY below are filled in by the metatable at the end.
+-- public API. The tool, the sessions and the overlay load on first use (fields listed in
+-- H.LAZY, filled in by the metatable at the end), and `setup()` only checks and records its
+-- options. The native core (through `rpiv_todo.native`, which checks its version) loads at
+-- require time outside Neovim; in Neovim once startup is over (see the end of the file), so
+-- a config calling setup() at startup pays for this one file.
 
 ---@class rpiv_todo.Module
 ---@field version string the Lua scripts' version (the native core must match it)
