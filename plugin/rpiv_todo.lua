@@ -5,8 +5,9 @@
 -- small listener on the session layer: on the first tool call of any session it attaches
 -- the front end (panel, autocmds, highlight groups, collapse key), hands it that first
 -- event (so the panel shows that call's session) and removes itself. Nothing native is
--- loaded until then, so a missing build only shows up when the tool is used.
--- rpiv_todo.session is plain Lua and loads no native code.
+-- loaded until then, so a missing build only shows up when the tool is used. It also
+-- shows the errors of failing session listeners with vim.notify (once per listener and
+-- message). rpiv_todo.session is plain Lua and loads no native code.
 
 if vim.g.loaded_rpiv_todo == 1 then
   return
@@ -82,4 +83,13 @@ stop = require("rpiv_todo.session").listen(function(event, id)
   if not attached then
     nv.session_event(event, id)
   end
+end)
+
+-- A todo.listen callback that raises (the user's, or another plugin's) no longer breaks
+-- the tool call it heard about; its error is shown here, once per callback and message,
+-- from the main loop (listeners can run inside a fast event).
+require("rpiv_todo.session").on_listener_error(function(message)
+  vim.schedule(function()
+    vim.notify(message, vim.log.levels.WARN, { title = "rpiv_todo" })
+  end)
 end)

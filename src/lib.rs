@@ -98,12 +98,14 @@ pub mod graph;
 pub mod i18n;
 pub mod js;
 pub mod json;
+pub mod limits;
 pub mod overlay;
 pub mod params;
 pub mod reducer;
 pub mod replay;
 pub mod sanitize;
 pub mod store;
+pub mod strict;
 pub mod task;
 pub mod width;
 

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use serde_json::{Map, Value};
 
 use crate::graph;
+use crate::limits;
 use crate::params::{Action, Params};
 use crate::sanitize::{display, js_trim_is_empty};
 use crate::task::{Id, State, Status, Task};
@@ -71,6 +72,11 @@ fn create(state: &mut State, p: &Params) -> Step {
         ));
     }
     let deps = p.blocked_by.as_deref().unwrap_or(&[]);
+    check_added_text(p)?;
+    if let Some(m) = &p.metadata {
+        limits::check_metadata(m, false)?;
+    }
+    limits::check_blocked_by("blockedBy", deps.len())?;
     let index = state.index();
     for &dep in deps {
         match index.get(dep) {
@@ -89,10 +95,26 @@ fn create(state: &mut State, p: &Params) -> Step {
     task.owner = non_empty(&p.owner);
     task.blocked_by = (!deps.is_empty()).then(|| deps.to_vec());
     task.metadata = p.metadata.clone();
+    limits::check_list(state, None, &task)?;
     let text = format!("Created #{}: {} (pending)", task.id, display(&task.subject));
     state.tasks.push(task);
     state.next_id += 1;
     Ok(Reply::ok(text))
+}
+
+/// The bounds of the text fields a call sets (`limits`), checked in the schema's order.
+fn check_added_text(p: &Params) -> Result<(), String> {
+    for (field, text) in [
+        ("subject", &p.subject),
+        ("description", &p.description),
+        ("activeForm", &p.active_form),
+        ("owner", &p.owner),
+    ] {
+        if let Some(text) = text {
+            limits::check_text(field, text)?;
+        }
+    }
+    Ok(())
 }
 
 fn required_id(p: &Params, action: &str) -> Result<Id, String> {
@@ -118,6 +140,10 @@ fn update(state: &mut State, p: &Params) -> Step {
         || !removes.is_empty();
     if !has_field {
         return Err(NO_MUTABLE_FIELD.into());
+    }
+    check_added_text(p)?;
+    if let Some(m) = &p.metadata {
+        limits::check_metadata(m, false)?;
     }
     let before = &state.tasks[pos];
     if let Some(to) = p.status {
@@ -179,8 +205,22 @@ fn update(state: &mut State, p: &Params) -> Step {
                 deps.push(d);
             }
         }
+        // Only growth is refused: a call that shrinks what a snapshot held over the bound
+        // is let through.
+        if deps.len() > before.blocked_by().len() {
+            limits::check_blocked_by("addBlockedBy", deps.len())?;
+        }
         after.blocked_by = (!deps.is_empty()).then_some(deps);
     }
+    if p.metadata.is_some() {
+        if let Some(m) = &after.metadata {
+            let was = before.metadata.as_ref().map_or(0, limits::json_len);
+            if limits::json_len(m) > was {
+                limits::check_metadata(m, true)?;
+            }
+        }
+    }
+    limits::check_list(state, Some(before), &after)?;
 
     let from = before.status;
     let text = if same_task(before, &after) {
@@ -355,6 +395,112 @@ mod tests {
     }
 
     #[test]
+    fn what_a_call_adds_is_bounded_and_the_error_names_the_field() {
+        // Issue 19, item 5: 66 calls with 1 MiB descriptions were acknowledged and saved,
+        // and the 69 MB file was then refused at load.
+        let mut s = State::default();
+        run(&mut s, json!({"action": "create", "subject": "kept"}));
+        let before = s.clone();
+        let mib = "d".repeat(1 << 20);
+        let at = |n: usize| "x".repeat(n);
+        let cases = [
+            (
+                json!({"action": "create", "subject": "a", "description": mib}),
+                "Error: description: expected at most 32768 bytes (as JSON text), got 1048576 bytes",
+            ),
+            (
+                json!({"action": "create", "subject": at(2049)}),
+                "Error: subject: expected at most 2048 bytes (as JSON text), got 2049 bytes",
+            ),
+            (
+                // A newline takes two bytes in the file.
+                json!({"action": "update", "id": 1, "activeForm": "\n".repeat(1025)}),
+                "Error: activeForm: expected at most 2048 bytes (as JSON text), got 2050 bytes",
+            ),
+            (
+                json!({"action": "update", "id": 1, "owner": at(4096)}),
+                "Error: owner: expected at most 2048 bytes (as JSON text), got 4096 bytes",
+            ),
+            (
+                json!({"action": "create", "subject": "a", "metadata": {"k": at(9000)}}),
+                "Error: metadata: expected at most 8192 bytes (as JSON text), got 9008 bytes",
+            ),
+            (
+                json!({"action": "create", "subject": "a", "blockedBy": vec![1; 1001]}),
+                "Error: blockedBy: a task may wait on at most 1000 ids, this one would wait on 1001",
+            ),
+        ];
+        for (call, want) in cases {
+            assert_eq!(run(&mut s, call.clone()), want, "{call}");
+            assert_eq!(s, before, "{call} left the list as it was");
+        }
+        // Exactly at the bounds: accepted.
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "create", "subject": at(2048), "description": at(32768),
+                       "activeForm": at(2048), "owner": at(2048), "blockedBy": vec![1; 1000],
+                       "metadata": {"k": at(8184)}})
+            ),
+            format!("Created #2: {} (pending)", at(2048))
+        );
+        // Metadata merged over several updates is bounded as a whole.
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "metadata": {"a": at(5000)}})
+            ),
+            "Updated #1"
+        );
+        let before = s.clone();
+        assert_eq!(
+            run(&mut s, json!({"action": "update", "id": 1, "metadata": {"b": at(5000)}})),
+            "Error: metadata: expected at most 8192 bytes (as JSON text), got 10015 bytes once merged into the task's metadata"
+        );
+        assert_eq!(s, before);
+        // A call that shrinks what a snapshot held over a bound is let through.
+        let mut big = Map::new();
+        big.insert("a".into(), at(20_000).into());
+        big.insert("b".into(), at(10).into());
+        s.tasks[0].metadata = Some(big);
+        assert_eq!(
+            run(&mut s, json!({"action": "create", "subject": "c"})),
+            "Created #3: c (pending)"
+        );
+        s.tasks[0].blocked_by = Some(vec![3; 1500]);
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "metadata": {"b": null}})
+            ),
+            "Updated #1"
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "removeBlockedBy": [7]})
+            ),
+            "No change: #1 already matches the requested values (status: pending)"
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "addBlockedBy": [3]})
+            ),
+            "No change: #1 already matches the requested values (status: pending)"
+        );
+        // A field the call leaves alone is no reason to refuse it, however large it is.
+        s.tasks[0].description = Some(mib);
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "update", "id": 1, "status": "in_progress"})
+            ),
+            "Updated #1 (pending → in_progress)"
+        );
+    }
+
+    #[test]
     fn create_checks_the_trimmed_subject_but_stores_it_untrimmed() {
         let mut s = State::default();
         assert_eq!(
@@ -481,7 +627,9 @@ mod tests {
             tasks: (1..=n).map(|k| Task::new(k, format!("t{k}"))).collect(),
             next_id: n + 1,
         };
-        let adds: Vec<Value> = (0..200_000).map(|i| Value::from(i % (n - 1) + 1)).collect();
+        // 200,000 ids over 999 distinct ones: the merge keeps 999, under the bound of
+        // 1000 a task's blockedBy may hold (limits.rs).
+        let adds: Vec<Value> = (0..200_000).map(|i| Value::from(i % 999 + 1)).collect();
         let removes: Vec<Value> = (0..200_000).map(|i| Value::from(n + 1 + i)).collect();
         let update = Params::from_value(
             &json!({"action": "update", "id": n, "addBlockedBy": adds, "removeBlockedBy": removes}),
@@ -491,14 +639,15 @@ mod tests {
             Params::from_value(&json!({"action": "create", "subject": "c", "blockedBy": adds}))
                 .unwrap();
         assert_eq!(apply(&mut s, &update).text, format!("Updated #{n}"));
+        // Create keeps duplicates, so 200,000 ids are over the bound: refused.
         assert_eq!(
             apply(&mut s, &create).text,
-            format!("Created #{}: c (pending)", n + 1)
+            "Error: blockedBy: a task may wait on at most 1000 ids, this one would wait on 200000"
         );
-        // Additions keep their first-seen order without duplicates; create keeps them all.
+        // Additions keep their first-seen order without duplicates.
         let merged = s.tasks[n as usize - 1].blocked_by().to_vec();
-        assert_eq!(merged, (1..n).collect::<Vec<Id>>());
-        assert_eq!(s.tasks[n as usize].blocked_by().len(), 200_000);
+        assert_eq!(merged, (1..1000).collect::<Vec<Id>>());
+        assert_eq!(s.tasks.len(), n as usize);
     }
 
     #[test]

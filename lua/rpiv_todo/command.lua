@@ -33,16 +33,27 @@ function H.sanitize(text)
   return require("rpiv_todo.native").sanitize_display(text)
 end
 
----A task's row: `  ○ #4 Subject (activeForm)    ⛓ #1,#2`.
----@param task rpiv_todo.Task
+---A task's text field, sanitized; with `width`, only what a row that wide can show is
+---looked at (`common.clip`), so a 100 KB subject costs what a line shows.
+---@param text string
+---@param width integer|nil
 ---@return string
-function M.row(task)
-  local parts = { "  ", M.glyphs[task.status] or "?", " #", H.num(task.id), " ", H.sanitize(task.subject or "") }
+function H.field(text, width)
+  return H.sanitize(common.clip(text, width))
+end
+
+---A task's row: `  ○ #4 Subject (activeForm)    ⛓ #1,#2`. With `width`, the row is cut
+---to that many columns (ending in `…`).
+---@param task rpiv_todo.Task
+---@param width? integer
+---@return string
+function M.row(task, width)
+  local parts = { "  ", M.glyphs[task.status] or "?", " #", H.num(task.id), " ", H.field(task.subject or "", width) }
   -- activeForm shows only while the task runs; an empty one is left out (the reference
   -- tests the raw value, so a form that sanitizes to nothing still prints "()").
   local active = task.activeForm
   if task.status == "in_progress" and type(active) == "string" and active ~= "" then
-    parts[#parts + 1] = " (" .. H.sanitize(active) .. ")"
+    parts[#parts + 1] = " (" .. H.field(active, width) .. ")"
   end
   local blocked = task.blockedBy
   if type(blocked) == "table" and #blocked > 0 then
@@ -52,7 +63,11 @@ function M.row(task)
     end
     parts[#parts + 1] = "    ⛓ " .. table.concat(ids, ",")
   end
-  return table.concat(parts)
+  local row = table.concat(parts)
+  if width ~= nil then
+    row = require("rpiv_todo.native").truncate(row, width, "…")
+  end
+  return row
 end
 
 ---The header counts, each part only when non-zero, joined by ` · `.
@@ -93,11 +108,17 @@ end
 
 ---`/todos`: the text to show and its level ("info" or "error").
 ---@param source rpiv_todo.State|rpiv_todo.Session|nil state, session, or nil for the foreground session
----@param opts? { interactive?: boolean } interactive defaults to true
+---@param opts? { interactive?: boolean, width?: integer } interactive defaults to true;
+---  width: cut each task's row to that many columns (a screen's width), so the text costs
+---  what fits on the screen however long the tasks' texts are
 ---@return string text, "info"|"error" level
 function M.todos(source, opts)
   if opts ~= nil and type(opts) ~= "table" then
-    error("(rpiv_todo) todos: opts must be a table { interactive = boolean }", 0)
+    error("(rpiv_todo) todos: opts must be a table { interactive = boolean, width = integer }", 0)
+  end
+  local width = opts and opts.width
+  if width ~= nil and (type(width) ~= "number" or width < 1 or width ~= math.floor(width)) then
+    error("(rpiv_todo) todos: opts.width must be a positive integer or nil", 0)
   end
   if opts ~= nil and opts.interactive == false then
     return H.t("todos-noninteractive"), "error"
@@ -112,7 +133,7 @@ function M.todos(source, opts)
     if #tasks > 0 then
       lines[#lines + 1] = "── " .. H.t(section.id) .. " ──"
       for i = 1, #tasks do
-        lines[#lines + 1] = M.row(tasks[i])
+        lines[#lines + 1] = M.row(tasks[i], width)
       end
     end
   end

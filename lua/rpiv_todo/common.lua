@@ -6,7 +6,8 @@
 --   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session;
 --   * `core()`: the native core, required on first use and remembered;
 --   * `add_listener(list, fn)`: append `fn` to a listener list, get back its remover;
---   * `got(value)`: `got <type> <value>`, what an error message says it was handed.
+--   * `got(value)`: `got <type> <value>`, what an error message says it was handed;
+--   * `clip(text, width)`: no more of a long text than a `width`-column line can show.
 -- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads
 -- (`core()` loads the core only when a caller first asks for it).
 
@@ -110,6 +111,32 @@ end
 ---quoted, numbers and booleans written out, other values by type only).
 ---@param value any
 ---@return string
+---No more of `text` than a line `width` columns wide can show, cut at a character
+---boundary: a column takes at most 4 bytes of UTF-8, and 64 bytes more leave room for
+---escapes that sanitizing drops. Sanitizing, measuring and cutting a 100 KB subject for
+---a 100-column row then costs what the row shows. `width` nil: the text as it is.
+---@param text string
+---@param width integer|nil
+---@return string
+function M.clip(text, width)
+  if width == nil then
+    return text
+  end
+  local n = width * 4 + 64
+  if #text <= n then
+    return text
+  end
+  -- Back off to the start of a UTF-8 sequence (continuation bytes are 0x80-0xBF).
+  while n > 0 do
+    local b = text:byte(n + 1)
+    if b < 0x80 or b >= 0xC0 then
+      break
+    end
+    n = n - 1
+  end
+  return text:sub(1, n)
+end
+
 function M.got(value)
   local kind = type(value)
   if kind == "string" then

@@ -42,6 +42,7 @@ H.SESSION_FIELDS = {
   on_branch_change = true,
   shutdown = true,
   listen = true,
+  on_listener_error = true,
 }
 
 ---@return table rpiv_todo.guidance

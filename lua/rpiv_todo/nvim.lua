@@ -69,6 +69,9 @@ local H = {}
 ---Keep each session's list on disk so that it survives an editor restart: true,
 ---or false (default: nothing is read or written). See |rpiv_todo-persist|.
 ---@field persist? boolean
+---With `persist`, saved lists not changed for this many days are removed (checked at
+---startup, at most once a day). Default 30; 0 keeps them forever. See |:Todos-prune|.
+---@field persist_max_age_days? integer
 
 M.defaults = {
   -- The window the panel sits over: a window id, a function returning one, or nil for
@@ -900,6 +903,15 @@ function M.foreground(...)
   return session.foreground()
 end
 
+---Show session {id} as if a tool call had just run in it: the panel moves to it unless a
+---session is pinned (what a saved list at startup and a list another program changed do,
+---|rpiv_todo-persist|).
+---@param id string
+function M.follow(id)
+  M.attach()
+  M.session_event("executed", id)
+end
+
 ---The pinned session's id, or nil while following.
 ---@return string|nil
 function M.pinned()
@@ -967,32 +979,50 @@ function M.show()
   H.request_paint()
 end
 
----The list window's lines and title, or nil when the list is empty. `text` and `level`,
----when given, are the `/todos` text of the shown list already built (:Todos builds it once).
----@param text? string
----@param level? string
+---A session id as the user sees it: control characters (a NUL, which Vim functions
+---refuse with E976, an escape) written as `\x00`, and cut to 40 columns.
+---@param id string
+---@return string
+function M.shown_id(id)
+  local shown = tostring(id):gsub("[%z\1-\31\127]", function(c)
+    return string.format("\\x%02x", c:byte())
+  end)
+  if #shown > 40 then
+    shown = require("rpiv_todo.native").truncate(shown, 40, "…")
+  end
+  return shown
+end
+
+---The list window's lines and title, or nil when the list is empty; then the text
+---and its level. Rows are cut to what the widest window can show (the editor's width
+---less the border), so long task texts cost what fits on the screen.
 ---@return string[]|nil lines
 ---@return string title
-function H.list_text(text, level)
+---@return string text
+---@return string level
+function H.list_text()
   local session = H.session()
   local state = H.shown_session() or { tasks = {} }
-  if text == nil then
-    text, level = H.todo().command.todos(state, { interactive = true })
+  -- One snapshot for the text and the counts (each one copies every task's text).
+  if type(state.state) == "function" then
+    state = state:state()
   end
-  local _, counts = H.todo().command.group(type(state.state) == "function" and state:state() or state)
+  local width = math.max(20, vim.o.columns - 6)
+  local text, level = H.todo().command.todos(state, { interactive = true, width = width })
+  local _, counts = H.todo().command.group(state)
   local title = require("rpiv_todo.i18n").t("overlay-heading")
   local id = session.foreground_id()
   if id ~= session.DEFAULT_ID then
-    title = title .. " · " .. id
+    title = title .. " · " .. M.shown_id(id)
   end
   if counts.total == 0 or level ~= "info" then
-    return nil, title
+    return nil, title, text, level
   end
   local lines = {}
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
     lines[#lines + 1] = line
   end
-  return lines, title
+  return lines, title, text, level
 end
 
 ---Same as |:Todos|: the list of the session shown, grouped by status, in a window
@@ -1003,8 +1033,7 @@ end
 function M.todos()
   M.attach()
   H.use_editor_locale()
-  local text, level = H.todo().command.todos(H.shown_session() or { tasks = {} }, { interactive = true })
-  local lines, title = H.list_text(text, level)
+  local lines, title, text, level = H.list_text()
   if lines == nil then
     local vim_level = level == "error" and vim.log.levels.ERROR or vim.log.levels.INFO
     vim.notify(text, vim_level, { title = M.config.notify_title })
@@ -1032,22 +1061,59 @@ function M.edit(params)
   end
   vim.notify(text, vim.log.levels.INFO, opts)
   H.last_edit = { session = id, params = params, result = result }
+  local failed = H.fire_user_edit()
+  if failed ~= nil then
+    vim.notify("(rpiv_todo) a User RpivTodoUserEdit handler failed: " .. failed, vim.log.levels.ERROR, opts)
+  end
+  return result
+end
+
+---Fire `User RpivTodoUserEdit` so that every handler runs whatever another one does:
+---the event runs under `:silent!` for errors (emsg_silent), where a failing handler is
+---neither shown (no traceback, no hit-enter prompt) nor turned into an exception that
+---would skip the later handlers and raise out of a caller's `pcall(vim.cmd, ...)`. The
+---edit itself is already made. Returns the failure's first line (the last handler that
+---failed), or nil.
+---@return string|nil
+function H.fire_user_edit()
+  local before = vim.v.errmsg
+  vim.v.errmsg = ""
+  local run = "lua require('rpiv_todo.nvim')._exec_user_edit()"
+  if vim.api.nvim_cmd ~= nil then
+    -- Errors silenced, messages not: a handler's own output still shows.
+    vim.api.nvim_cmd({ cmd = "lua", args = { run:sub(5) }, mods = { emsg_silent = true } }, {})
+  else
+    vim.cmd("silent! " .. run)
+  end
+  local err = vim.v.errmsg
+  vim.v.errmsg = before
+  if err == "" then
+    return nil
+  end
+  -- The first line, without Neovim's prefix for a Lua callback's error.
+  err = err:match("^[^\n]*"):gsub("^Error executing lua callback: ", ""):gsub("^Lua callback: ", "")
+  return err
+end
+
+---Run the User RpivTodoUserEdit handlers (through H.fire_user_edit only).
+function M._exec_user_edit()
   local fire = { pattern = "RpivTodoUserEdit", modeline = false }
   if vim.fn.has("nvim-0.8") == 1 then
     fire.data = H.last_edit
   end
-  local ok, err = pcall(vim.api.nvim_exec_autocmds, "User", fire)
-  if not ok then
-    vim.notify("(rpiv_todo) User RpivTodoUserEdit: " .. tostring(err), vim.log.levels.ERROR, opts)
-  end
-  return result
+  vim.api.nvim_exec_autocmds("User", fire)
 end
 
 ---@helptext RpivTodoUserEdit
 ---Fired after each edit of yours that applied, with `data = { session = id, params =
 ---<the call>, result = <the result> }` (Neovim 0.8+; on 0.7 autocommands carry no
----data: read |rpiv_todo.nvim.last_user_edit()|). The model does not see your edits
----unless the agent front end tells it; these put a note in the chat it reads next:
+---data: read |rpiv_todo.nvim.last_user_edit()|). A handler that fails does not undo the
+---edit or stop the others: every handler runs, and one error notification per edit names
+---the event and the failure's first line (no traceback, no hit-enter prompt); nothing
+---raises, also under `pcall(vim.cmd, "Todos done 3")`.
+---
+---The model does not see your edits unless the agent front end tells it; these put a
+---note in the chat it reads next:
 ---
 ---codecompanion.nvim (the adapter's `session_of(chat)` names a chat's list):
 --->

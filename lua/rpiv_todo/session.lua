@@ -7,7 +7,10 @@
 -- `session:save(path)` / `session:load(path)` do it on demand, and a restore hook
 -- (`set_restore`, used by rpiv_todo.persist) may fill a session when it is created.
 -- Listeners (the overlay, persistence) hear about replays, loads, executed calls,
--- shutdowns and foreground changes.
+-- shutdowns and foreground changes. Each runs protected: by the time it hears of a call
+-- the list has changed, so a failing listener must neither turn that call into an error
+-- nor keep the listeners after it (persistence's save) from running. Its error goes to
+-- the error reporters (`on_listener_error`), once per listener and message.
 
 local M = {}
 local H = {}
@@ -21,6 +24,15 @@ H.sessions = {}
 H.foreground = M.DEFAULT_ID
 ---@type fun(event: rpiv_todo.SessionEvent, id: string, session: rpiv_todo.Session?)[]
 H.listeners = {}
+-- Told about a listener's error (see M.on_listener_error); none: the error is dropped.
+---@type fun(message: string, info: rpiv_todo.ListenerError)[]
+H.reporters = {}
+-- listener -> { [message] = true, n = count }: what was reported already (weak keys: a
+-- removed listener's record goes with it).
+H.reported = setmetatable({}, { __mode = "k" })
+-- Distinct messages reported per listener; a listener whose every error differs (a
+-- counter in the text) stops being reported after this many.
+H.MAX_REPORTS = 32
 -- Called with each session as it is created (see M.set_restore); nil: sessions start empty.
 ---@type fun(session: rpiv_todo.Session)|nil
 H.restore = nil
@@ -46,10 +58,44 @@ end
 ---@param event rpiv_todo.SessionEvent
 ---@param id string
 ---@param session rpiv_todo.Session?
-function H.emit(event, id, session)
+---@param params any the call's arguments, for "executed"
+function H.emit(event, id, session, params)
   local listeners = H.listeners
   for i = 1, #listeners do
-    listeners[i](event, id, session)
+    local fn = listeners[i]
+    local ok, err = pcall(fn, event, id, session, params)
+    if not ok then
+      H.report(fn, err, event, id)
+    end
+  end
+end
+
+---Pass a listener's error to the reporters, unless this listener already reported this
+---message. Nothing here may raise: the call that emitted the event has succeeded.
+---@param fn function the listener that failed
+---@param err any what it raised
+---@param event rpiv_todo.SessionEvent
+---@param id string
+function H.report(fn, err, event, id)
+  local ok, text = pcall(tostring, err)
+  if not ok or type(text) ~= "string" then
+    text = "(an error value that cannot be shown)"
+  end
+  local seen = H.reported[fn]
+  if seen == nil then
+    seen = { n = 0 }
+    H.reported[fn] = seen
+  end
+  if seen[text] or seen.n >= H.MAX_REPORTS then
+    return
+  end
+  seen[text] = true
+  seen.n = seen.n + 1
+  local message = string.format("(rpiv_todo) a todo.listen callback failed on %q (session %q): %s", event, id, text)
+  local info = { event = event, session = id, error = err, listener = fn }
+  local reporters = H.reporters
+  for i = 1, #reporters do
+    pcall(reporters[i], message, info)
   end
 end
 
@@ -64,7 +110,20 @@ Session.__index = Session
 ---@return rpiv_todo.Result
 function Session:execute(params)
   local result = self.list:apply(params)
-  H.emit("executed", self.id, self)
+  H.emit("executed", self.id, self, params)
+  return result
+end
+
+---Run one tool call in the strict form (`todo.tool({ strict = true })`: nulls for "not
+---given", metadata as JSON text), converted by the core and then run like `execute`.
+---@param params table|string the tool arguments, as a table or a JSON string
+---@return rpiv_todo.Result
+function Session:execute_strict(params)
+  local core = H.core()
+  local result = core.from_strict(params, self.list)
+  -- Listeners get the call in the normal form (what persistence journals and replays);
+  -- a call that cannot be converted was rejected and changed nothing.
+  H.emit("executed", self.id, self, (core.from_strict(params)))
   return result
 end
 
@@ -73,7 +132,7 @@ end
 ---@return string result_json
 function Session:execute_json(params_json)
   local out = self.list:apply_json(params_json)
-  H.emit("executed", self.id, self)
+  H.emit("executed", self.id, self, params_json)
   return out
 end
 
@@ -99,6 +158,7 @@ end
 ---@param path string
 ---@return true|nil ok
 ---@return string|nil err names the path and what went wrong
+---@return rpiv_todo.FileFailure|nil kind what kind of failure (see core.load)
 function Session:save(path)
   return H.core().save(path, self.list)
 end
@@ -109,10 +169,11 @@ end
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err names the path and what is wrong
+---@return rpiv_todo.FileFailure|nil kind "missing", "not_file", "too_large", "io" or "invalid"
 function Session:load(path)
-  local state, err = H.core().load(path)
+  local state, err, kind = H.core().load(path)
   if state == nil then
-    return nil, err
+    return nil, err, kind
   end
   self.list:replace(state)
   H.emit("loaded", self.id, self)
@@ -211,9 +272,23 @@ function M.shutdown(id)
   end
 end
 
----Listen to session events: fn(event, id, session) with event one of "executed",
----"replayed", "loaded" (session:load), "shutdown", "foreground". Returns a function that
----removes the listener.
+---@helptext rpiv_todo-listen-errors
+---`require("rpiv_todo").listen(fn)` calls `fn(event, id, session)` after every tool call,
+---replay, load, shutdown and foreground change. A listener runs protected: when it raises,
+---the tool call it heard about still answers as it would have, and the listeners after it
+---(the panel, saving with |rpiv_todo-persist|) still run. The plugin file shows its error
+---with |vim.notify()| at WARN level, from the main loop, once per listener and message (a
+---listener failing the same way on every call is shown once). Outside Neovim the error is
+---dropped unless the host asks for it: `require("rpiv_todo").on_listener_error(function(message,
+---info) ... end)` (`info = { event, session, error, listener }`; returns a function that
+---removes it).
+
+---Listen to session events: fn(event, id, session, params) with event one of "executed"
+---(params: the call's arguments, a table or JSON text), "replayed", "loaded"
+---(session:load), "shutdown", "foreground". Returns a function that removes the listener.
+---A listener runs protected: if it raises, the call that emitted the event still
+---succeeds, the listeners after it still run, and the error goes to the reporters of
+---`on_listener_error` (once per listener and message).
 ---@param fn fun(event: rpiv_todo.SessionEvent, id: string, session: rpiv_todo.Session?)
 ---@return fun()
 function M.listen(fn)
@@ -223,11 +298,31 @@ function M.listen(fn)
   return require("rpiv_todo.common").add_listener(H.listeners, fn)
 end
 
----Drop every session and listener (tests; a host reloading its config from scratch).
+---Be told when a listener (`listen`) raises: `fn(message, info)`, where `message` reads
+---`(rpiv_todo) a todo.listen callback failed on "executed" (session "s1"): <error>` and
+---`info = { event, session, error, listener }` (`error` as raised). Called once per
+---listener and distinct message (at most 32 messages per listener), never for the same
+---failure on every call. With no reporter the error is dropped: the plain-Lua layer
+---writes nothing to stderr. Neovim's plugin file adds one that shows it with
+---`vim.notify` at WARN level. A reporter that raises is ignored. Returns a function that
+---removes the reporter.
+---@param fn fun(message: string, info: rpiv_todo.ListenerError)
+---@return fun() remove
+function M.on_listener_error(fn)
+  if type(fn) ~= "function" then
+    error("(rpiv_todo) on_listener_error: expected a function, got " .. type(fn), 0)
+  end
+  return require("rpiv_todo.common").add_listener(H.reporters, fn)
+end
+
+---Drop every session, listener and error reporter (tests; a host reloading its config
+---from scratch).
 function M.reset()
   H.sessions = {}
   H.foreground = M.DEFAULT_ID
   H.listeners = {}
+  H.reporters = {}
+  H.reported = setmetatable({}, { __mode = "k" })
   H.restore = nil
 end
 

@@ -99,7 +99,7 @@ end
 -- openai_responses adapter forces on every tool). Every object lists all its properties in
 -- `required` and sets `additionalProperties = false`, so each optional field is nullable
 -- (null: not given) and the free-form metadata travels as JSON text. `from_strict` turns
--- such a call back into the normal form before the reducer sees it.
+-- such a call back into the normal form (in the core) before the reducer sees it.
 
 -- Property order in the strict form's `required` (the action first, then what most calls carry).
 M.PROPERTY_ORDER = {
@@ -154,281 +154,43 @@ function M.strict_parameters()
   return { type = "object", properties = properties, required = required, additionalProperties = false }
 end
 
--- A small JSON reader for the metadata text of strict calls (and strict calls given as JSON
--- text): null becomes core.null, an empty array is marked as an array, nesting is bounded.
-
-H.JSON_DEPTH = 64
-H.JSON_ESCAPES = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
-
----@param cp integer
----@return string
-function H.utf8(cp)
-  if cp < 0x80 then
-    return string.char(cp)
-  elseif cp < 0x800 then
-    return string.char(0xC0 + math.floor(cp / 0x40), 0x80 + cp % 0x40)
-  elseif cp < 0x10000 then
-    return string.char(0xE0 + math.floor(cp / 0x1000), 0x80 + math.floor(cp / 0x40) % 0x40, 0x80 + cp % 0x40)
-  end
-  return string.char(
-    0xF0 + math.floor(cp / 0x40000),
-    0x80 + math.floor(cp / 0x1000) % 0x40,
-    0x80 + math.floor(cp / 0x40) % 0x40,
-    0x80 + cp % 0x40
-  )
-end
-
----@param s string
----@param i integer
----@return integer
-function H.ws(s, i)
-  return s:find("[^ \t\r\n]", i) or #s + 1
-end
-
----Read a JSON string starting at the quote at `i`.
----@return string|nil value, integer|string next_or_error
-function H.read_string(s, i)
-  local parts, j = {}, i + 1
-  while true do
-    local k = s:find('["\\%c]', j)
-    if k == nil then
-      return nil, "unterminated string"
-    end
-    parts[#parts + 1] = s:sub(j, k - 1)
-    local c = s:sub(k, k)
-    if c == '"' then
-      return table.concat(parts), k + 1
-    elseif c ~= "\\" then
-      return nil, "control character in a string"
-    end
-    local e = s:sub(k + 1, k + 1)
-    if e == "u" then
-      local hex = s:match("^%x%x%x%x", k + 2)
-      if not hex then
-        return nil, "bad \\u escape"
-      end
-      local cp = tonumber(hex, 16)
-      j = k + 6
-      if cp >= 0xD800 and cp <= 0xDBFF then
-        local low = s:match("^\\u(%x%x%x%x)", j)
-        local lo = low and tonumber(low, 16)
-        if lo and lo >= 0xDC00 and lo <= 0xDFFF then
-          cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
-          j = j + 6
-        else
-          cp = 0xFFFD
-        end
-      elseif cp >= 0xDC00 and cp <= 0xDFFF then
-        cp = 0xFFFD
-      end
-      parts[#parts + 1] = H.utf8(cp)
-    elseif H.JSON_ESCAPES[e] then
-      parts[#parts + 1] = H.JSON_ESCAPES[e]
-      j = k + 2
-    else
-      return nil, "bad escape"
-    end
-  end
-end
-
----Read one JSON value at `i` (whitespace skipped before it).
----@return any value, integer|string next_or_error (value is nil only on error)
-function H.read_value(s, i, depth)
-  if depth > H.JSON_DEPTH then
-    return nil, "nesting deeper than " .. H.JSON_DEPTH .. " levels"
-  end
-  i = H.ws(s, i)
-  local c = s:sub(i, i)
-  if c == '"' then
-    return H.read_string(s, i)
-  elseif c == "{" or c == "[" then
-    local object = c == "{"
-    local out, n = {}, 0
-    i = H.ws(s, i + 1)
-    if s:sub(i, i) == (object and "}" or "]") then
-      if not object then
-        setmetatable(out, require("rpiv_todo.native").array_mt)
-      end
-      return out, i + 1
-    end
-    while true do
-      local key
-      if object then
-        i = H.ws(s, i)
-        if s:sub(i, i) ~= '"' then
-          return nil, "expected a key"
-        end
-        key, i = H.read_string(s, i)
-        if key == nil then
-          return nil, i
-        end
-        i = H.ws(s, i)
-        if s:sub(i, i) ~= ":" then
-          return nil, "expected ':'"
-        end
-        i = i + 1
-      end
-      local v
-      v, i = H.read_value(s, i, depth + 1)
-      if v == nil then
-        return nil, i
-      end
-      if object then
-        out[key] = v
-      else
-        n = n + 1
-        out[n] = v
-      end
-      i = H.ws(s, i)
-      local sep = s:sub(i, i)
-      if sep == "," then
-        i = i + 1
-      elseif sep == (object and "}" or "]") then
-        return out, i + 1
-      else
-        return nil, "expected ',' or '" .. (object and "}" or "]") .. "'"
-      end
-    end
-  end
-  local word = s:match("^%a+", i)
-  if word == "true" then
-    return true, i + 4
-  elseif word == "false" then
-    return false, i + 5
-  elseif word == "null" then
-    return require("rpiv_todo.native").null, i + 4
-  end
-  -- -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?
-  local j = i
-  if s:sub(j, j) == "-" then
-    j = j + 1
-  end
-  local int = s:match("^0", j) or s:match("^[1-9]%d*", j)
-  if int then
-    j = j + #int
-    local frac = s:match("^%.%d+", j)
-    if frac then
-      j = j + #frac
-    end
-    local exp = s:match("^[eE][-+]?%d+", j)
-    if exp then
-      j = j + #exp
-    end
-    return tonumber(s:sub(i, j - 1)), j
-  end
-  if c == "" then
-    return nil, "unexpected end of text"
-  elseif c:find("^[%w%p]$") then
-    return nil, "unexpected '" .. c .. "'"
-  end
-  -- Never echo a control character or part of a UTF-8 sequence into the reply.
-  return nil, string.format("unexpected byte 0x%02X", c:byte())
-end
-
----Decode JSON text. Returns the value, or nil and what is wrong.
----@param text string
----@return any value, string|nil error
-function M.json_decode(text)
-  local value, i = H.read_value(text, 1, 0)
-  if value == nil then
-    return nil, i
-  end
-  if H.ws(text, i) <= #text then
-    return nil, "text after the value"
-  end
-  return value, nil
-end
-
----Is `v` a JSON null as some decoder gives it (core.null/cjson.null, vim.NIL)?
----@param v any
----@return boolean
-function H.is_null(v)
-  if v == nil or v == require("rpiv_todo.native").null then
-    return true
-  end
-  local vim_ = rawget(_G, "vim")
-  return type(vim_) == "table" and v == vim_.NIL
-end
-
 ---A strict-form call in the normal form: nullable fields given as null are left out, and
 ---metadata given as JSON text becomes the object it spells (its nulls, which delete keys on
 ---update, kept as core.null). Normal-form calls pass through unchanged, so hosts may use it
----on either. Returns the converted call, or nil and an error naming the field.
+---on either; arguments that are neither are handed back as they are (the call reports what
+---is wrong with them). The conversion is the core's (`core.from_strict`), the one
+---`execute_strict` uses. Returns the converted call, or nil and an error naming the field.
+---Under LuaJIT a metadata integer past 2^53 is rounded in the table this returns (a Lua
+---number cannot hold it); `execute_strict` never converts through Lua numbers and keeps it.
 ---@param params any the call's arguments (a table, or JSON text)
 ---@return any params, string|nil error
 function M.from_strict(params)
-  if type(params) == "string" then
-    local decoded = M.json_decode(params)
-    if type(decoded) ~= "table" then
-      return params, nil -- the core reports what is wrong with the text
-    end
-    params = decoded
-  end
-  if type(params) ~= "table" then
-    return params, nil
-  end
-  return H.from_strict_table(params)
+  return require("rpiv_todo.native").from_strict(params)
 end
 
----@param params table
----@return table|nil params, string|nil error
-function H.from_strict_table(params)
-  local out = {}
-  for k, v in pairs(params) do
-    if not H.is_null(v) then
-      out[k] = v
-    end
-  end
-  local meta = out.metadata
-  -- Blank text or the text "null" is how a model says "no metadata" in a string field.
-  if type(meta) == "string" and (not meta:find("%S") or meta:match("^%s*null%s*$")) then
-    out.metadata = nil
-  elseif type(meta) == "string" then
-    local value, err = M.json_decode(meta)
-    if value == nil then
-      return nil, "metadata: expected a JSON object written as text, got text that is not JSON (" .. err .. ")"
-    end
-    if type(value) ~= "table" or getmetatable(value) ~= nil or value[1] ~= nil then
-      local what = type(value) == "table" and "an array" or "a " .. type(value)
-      return nil, "metadata: expected a JSON object written as text, got " .. what
-    end
-    out.metadata = value
-  end
-  return out, nil
-end
-
----Run a strict-form call (or a normal one) in the session named by `ctx.session`. A call
----whose metadata text is not a JSON object is rejected in-band, the list unchanged.
+---Run a strict-form call (or a normal one) in the session named by `ctx.session`. The
+---call is converted in the core and then takes the path of every other call; metadata
+---text that is not a JSON object is rejected in-band, the list unchanged.
 ---@param params table|string
 ---@param ctx? rpiv_todo.ToolContext
 ---@return rpiv_todo.Result
 function M.execute_strict(params, ctx)
-  if type(params) == "string" then
-    local decoded = M.json_decode(params)
-    if type(decoded) ~= "table" then
-      return M.execute(params, ctx) -- the core reports what is wrong with the text
+  return H.session(ctx, "execute_strict"):execute_strict(params)
+end
+
+---The session a call's `ctx` names ("default" when absent).
+---@param ctx any
+---@param what string the caller's name in the error
+---@return rpiv_todo.Session
+function H.session(ctx, what)
+  local id
+  if ctx ~= nil then
+    if type(ctx) ~= "table" then
+      error("(rpiv_todo) " .. what .. ": ctx must be a table { session = id } or nil", 0)
     end
-    params = decoded
+    id = ctx.session
   end
-  if type(params) ~= "table" then
-    return M.execute(params, ctx)
-  end
-  local converted, err = H.from_strict_table(params)
-  if err == nil then
-    return M.execute(converted, ctx)
-  end
-  local id = type(ctx) == "table" and ctx.session or nil
-  local state = require("rpiv_todo.session").get(id):state()
-  return {
-    content = { { type = "text", text = "Error: " .. err } },
-    details = {
-      action = params.action,
-      params = params,
-      tasks = state.tasks,
-      nextId = state.nextId,
-      error = err,
-    },
-  }
+  return require("rpiv_todo.session").get(id)
 end
 
 ---Run a call in the session named by `ctx.session` ("default" when absent).
@@ -436,14 +198,7 @@ end
 ---@param ctx? rpiv_todo.ToolContext
 ---@return rpiv_todo.Result
 function M.execute(params, ctx)
-  local id
-  if ctx ~= nil then
-    if type(ctx) ~= "table" then
-      error("(rpiv_todo) execute: ctx must be a table { session = id } or nil", 0)
-    end
-    id = ctx.session
-  end
-  return require("rpiv_todo.session").get(id):execute(params)
+  return H.session(ctx, "execute"):execute(params)
 end
 
 -- Glyphs for a person's log of calls and results. Status glyphs match the overlay's.

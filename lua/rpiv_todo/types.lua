@@ -48,6 +48,12 @@ local M = {}
 ---@field content rpiv_todo.Content[]
 ---@field details rpiv_todo.Details
 
+---@class rpiv_todo.ListenerError what `todo.on_listener_error` reporters get beside the message
+---@field event rpiv_todo.SessionEvent the event the listener failed on
+---@field session string the session id
+---@field error any what the listener raised, as raised
+---@field listener function the listener that raised
+
 ---@class rpiv_todo.ToolContext
 ---@field session? string the session the call runs in (default "default")
 

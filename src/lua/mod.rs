@@ -6,6 +6,7 @@ mod i18n;
 mod list;
 mod overlay;
 mod store;
+mod strict;
 mod to_lua;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -404,6 +405,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     overlay::register(lua, &core)?;
     i18n::register(lua, &core)?;
     store::register(lua, &core)?;
+    strict::register(lua, &core)?;
     Ok(core)
 }
 

@@ -98,6 +98,29 @@ local function canon(v)
   return tostring(v)
 end
 
+-- JSON text of a decoded value with object keys sorted, the order the normal form's table
+-- path stores metadata in (a Lua table has none). The strict form's metadata text keeps
+-- the order it is written in, as JSON text does in the normal form, so the two forms are
+-- compared on the same order.
+local function sorted_json(v)
+  if type(v) ~= "table" or next(v) == nil then
+    return vim.json.encode(v)
+  end
+  local parts = {}
+  if (vim.islist or vim.tbl_islist)(v) then
+    for i = 1, #v do
+      parts[i] = sorted_json(v[i])
+    end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  local keys = vim.tbl_keys(v)
+  table.sort(keys)
+  for i, k in ipairs(keys) do
+    parts[i] = vim.json.encode(k) .. ":" .. sorted_json(v[k])
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
 -- A normal-form call in the strict form, as a model in strict mode writes it: every
 -- property present (null: not given), metadata as JSON text.
 local function to_strict(params)
@@ -109,7 +132,7 @@ local function to_strict(params)
     out[k] = v
   end
   if type(params.metadata) == "table" then
-    out.metadata = vim.json.encode(params.metadata)
+    out.metadata = sorted_json(params.metadata)
   end
   return out
 end

@@ -20,6 +20,8 @@ H.UNSET = { "NVIM", "NVIM_LISTEN_ADDRESS", "VIMINIT", "LUA_PATH", "LUA_CPATH" }
 ---@field vars? table<string, string> variables to set (RPIV_OUT, RPIV_ROOT, RPIV_SPEC win)
 ---@field cwd? string the directory it starts in (default: this Neovim's)
 ---@field label? string names the child in the error
+---@field kill_after? integer seconds after which the child is killed (SIGKILL), for a
+---  test of something that used to hang: a hang then fails the test instead of the run
 
 ---Run a child Neovim; raise (at `level`, default 2) when it fails or writes nothing.
 ---@param opts rpiv_todo.test.Child
@@ -30,6 +32,12 @@ function M.run(opts, level)
   local cmd = { "env" }
   if opts.cwd ~= nil then
     cmd = { "sh", "-c", 'cd "$0" && exec "$@"', opts.cwd, "env" }
+  end
+  if opts.kill_after ~= nil then
+    table.insert(cmd, 1, tostring(opts.kill_after))
+    table.insert(cmd, 1, "KILL")
+    table.insert(cmd, 1, "-s")
+    table.insert(cmd, 1, "timeout")
   end
   for _, list in ipairs({ opts.unset or {}, H.UNSET }) do
     for _, name in ipairs(list) do

@@ -173,8 +173,10 @@ T.test("a rejected edit is a warning, changes nothing and fires no event", funct
   T.eq(#H.notes, 3, "three warnings")
   for i = 1, 3 do
     T.eq(H.notes[i].level, vim.log.levels.WARN, "warning " .. i)
-    T.contains(H.notes[i].msg, "Error", "the reducer's message " .. i)
   end
+  T.contains(H.notes[1].msg, "Error", "the reducer's message")
+  T.eq(H.notes[2].msg, ':Todos done: expected a task id (a decimal integer such as 3), got "x"', "not an id")
+  T.contains(H.notes[3].msg, "Error", "the reducer's message")
   T.contains(H.notes[1].msg, "#99", "names the id")
   T.eq(vim.json.encode(todo.session("mine"):state()), before, "list unchanged")
   T.eq(#seen, 0, "no event")
@@ -200,7 +202,7 @@ T.test("completion offers the subcommands, then the ids that fit each one", func
   local function complete(line)
     return table.concat(vim.fn.getcompletion(line, "cmdline"), ",")
   end
-  T.eq(complete("Todos "), "add,start,done,delete,hide,show,file", "subcommands")
+  T.eq(complete("Todos "), "add,start,done,delete,hide,show,file,sessions,prune", "subcommands")
   T.eq(complete("Todos d"), "done,delete", "prefix")
   T.eq(complete("Todos start "), "1", "start: pending ids")
   T.eq(complete("Todos done "), "1,2", "done: pending and in progress")

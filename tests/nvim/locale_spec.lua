@@ -31,8 +31,9 @@ vim.fn.mkdir(H.empty_config, "p")
 ---Run locale_child.lua in a fresh Neovim with only `env` among the locale variables.
 ---@param env table<string, string>
 ---@param language? string run `:language messages <language>` after the first paint
+---@param kill_after? integer seconds before a hung child is killed
 ---@return table what the child recorded
-function H.child(env, language)
+function H.child(env, language, kill_after)
   local vars = { XDG_CONFIG_HOME = H.empty_config }
   for k, v in pairs(env) do
     vars[k] = v
@@ -43,6 +44,7 @@ function H.child(env, language)
     file = "tests/nvim/locale_child.lua",
     unset = { "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE", "RPIV_TODO_LOCALE" },
     vars = vars,
+    kill_after = kill_after,
   }, 2)
   return got
 end
@@ -135,6 +137,19 @@ end)
 T.test("a malformed locale.json is ignored without a word; LANG=pt_BR.UTF-8 gives pt-BR", function()
   local dir = H.write_locale_file('{"locale": ')
   H.speaks(H.child({ XDG_CONFIG_HOME = dir, LANG = "pt_BR.UTF-8" }), "pt-BR", "malformed file")
+  vim.fn.delete(dir, "rf")
+end)
+
+T.test("a FIFO at locale.json is passed over, never waited on; LANG=pt_BR.UTF-8 gives pt-BR", function()
+  -- Issue 19, item 6: opening the pipe for reading waited for a writer forever, at the
+  -- first tool call, and Neovim then ignored SIGTERM. A child that hangs is killed after
+  -- a minute, and the test fails.
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/rpiv-i18n", "p")
+  vim.fn.system({ "mkfifo", dir .. "/rpiv-i18n/locale.json" })
+  T.eq(vim.v.shell_error, 0, "mkfifo made the pipe")
+  H.speaks(H.child({ XDG_CONFIG_HOME = dir, LANG = "pt_BR.UTF-8" }, nil, 60), "pt-BR", "FIFO at locale.json")
+  T.eq(vim.fn.getftype(dir .. "/rpiv-i18n/locale.json"), "fifo", "still a pipe")
   vim.fn.delete(dir, "rf")
 end)
 

@@ -69,6 +69,17 @@ function core.apply(state, params) end
 ---@return rpiv_todo.List
 function core.list(state) end
 
+---A call in the strict form (OpenAI strict mode: null for "not given", metadata as JSON
+---text) converted to the normal form with serde_json. Without `list`: the normal-form call
+---as a table, or nil and the error (metadata text that is not a JSON object); arguments it
+---cannot read come back as given. With a list: the call runs on it through `list:apply`
+---(the normal checks and envelope), a bad metadata text answered in-band, list unchanged.
+---@param params table|string the call's arguments, as a table or a JSON string
+---@param list? rpiv_todo.List
+---@return any params_or_result
+---@return string|nil err
+function core.from_strict(params, list) end
+
 ---Rebuild a list from branch entries: the last todo tool result with a snapshot wins.
 ---@param entries table[]|string an array of entries, or its JSON text
 ---@return rpiv_todo.State
@@ -154,9 +165,9 @@ function core.resolve_locale(explicit, env) end
 function core.locales() end
 
 ---@helptext rpiv_todo-files
----The same from Lua, for any host (each returns `nil, err` on failure, with a message
----naming the path and what is wrong, and never raises for a bad file or an unwritable
----path):
+---The same from Lua, for any host (each returns `nil, err, kind` on failure, with a
+---message naming the path and what is wrong, and never raises for a bad file or an
+---unwritable path):
 
 ---True, or nil and the error (naming the path and what went wrong): write a list handle,
 ---a `{ tasks, nextId }` table or its JSON text to {path}, atomically: a temporary file
@@ -165,18 +176,30 @@ function core.locales() end
 ---@param path string
 ---@param list_or_state rpiv_todo.List|rpiv_todo.State|string a list handle, a snapshot or its JSON text
 ---@return true|nil ok
----@return string|nil err the path and what went wrong
+---@return string|nil err the path and what went wrong (never the temporary file's name)
+---@return rpiv_todo.FileFailure|nil kind
 function core.save(path, list_or_state) end
 
 ---The state table, or nil and the error: missing, unreadable, empty, truncated or
 ---invalid JSON, not a list, a list that breaks the rules `core.list` keeps (an id twice,
 ---a cycle, a dangling blockedBy), written by a newer version. Reads what `core.save`
 ---writes, or a bare `{ tasks, nextId }` snapshot. A nextId not past every id is repaired,
----as `core.list` does.
+---as `core.list` does. Only a plain file is opened: a directory, a pipe, a terminal or a
+---device at {path} is refused unopened, and a file over 64 MiB is refused from its size,
+---unread. The third value names the kind of failure: "missing", "not_file", "too_large",
+---"io" or "invalid" (|rpiv_todo-persist| moves only an "invalid" file aside).
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list, breaks the list's rules
+---@return rpiv_todo.FileFailure|nil kind what kind of failure, decided from the system's error or the check that refused, never from the message
 function core.load(path) end
+
+---@alias rpiv_todo.FileFailure
+---| "missing"   # no file at the path (a dangling symbolic link too)
+---| "not_file"  # a directory, a pipe, a terminal, a device: not opened
+---| "too_large" # over the limit (64 MiB for a list, 1 MiB for locale.json): not read
+---| "io"        # the system refused or failed (permissions, EMFILE, EIO, a full disk): may pass
+---| "invalid"   # read, but not what it should be (not JSON, not a list, breaks its rules)
 
 ---Set `"locale": code` in rpiv-i18n's locale.json at `path`, keeping its other keys;
 ---atomic; creates the file and its directory. An unknown code writes nothing.
@@ -184,6 +207,7 @@ function core.load(path) end
 ---@param code string one of core.locales()
 ---@return true|nil ok
 ---@return string|nil err
+---@return rpiv_todo.FileFailure|nil kind
 function core.save_locale(path, code) end
 
 ---Where rpiv-i18n's locale.json is: $XDG_CONFIG_HOME/rpiv-i18n/locale.json, else under

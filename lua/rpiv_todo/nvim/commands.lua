@@ -97,16 +97,35 @@ function H.ids(statuses, arglead)
   return out
 end
 
----A task id typed by the user: an integer, or the text itself (the reducer rejects it
----in-band, like a model's malformed id).
+-- The largest id a task can have (2^53 - 1, the largest integer a double holds exactly),
+-- as text: longer or larger digit strings would be read as another number.
+H.MAX_ID = "9007199254740991"
+
+---A task id typed by the user: decimal digits only (`tonumber` would also take `0x10`,
+---`1e1` or ` 3`), no larger than any id can be. Returns nil and what is wrong otherwise.
 ---@param text string
----@return integer|string
+---@return integer|nil id
+---@return string|nil err
 function H.id(text)
-  local n = tonumber(text)
-  if n ~= nil and n == math.floor(n) then
-    return n
+  if not text:match("^%d+$") then
+    return nil, "expected a task id (a decimal integer such as 3), got " .. H.quoted(text)
   end
-  return text
+  local digits = text:gsub("^0+(%d)", "%1")
+  if #digits > #H.MAX_ID or (#digits == #H.MAX_ID and digits > H.MAX_ID) then
+    return nil, "expected a task id of at most " .. H.MAX_ID .. ", got " .. H.quoted(text)
+  end
+  return tonumber(digits), nil
+end
+
+---What the user typed, quoted and shown whole: control bytes escaped, cut when long.
+---@param text string
+---@return string
+function H.quoted(text)
+  local shown = text
+  if #shown > 40 then
+    shown = shown:sub(1, 40) .. "…"
+  end
+  return (string.format("%q", shown):gsub("\\\n", "\\n"))
 end
 
 ---@param name string
@@ -120,10 +139,15 @@ function H.id_command(name, status)
         H.notify(":Todos " .. name .. ": expected one task id, e.g. :Todos " .. name .. " 3", vim.log.levels.WARN)
         return
       end
+      local id, err = H.id(rest)
+      if id == nil then
+        H.notify(":Todos " .. name .. ": " .. err, vim.log.levels.WARN)
+        return
+      end
       if status then
-        H.nv().edit({ action = "update", id = H.id(rest), status = status })
+        H.nv().edit({ action = "update", id = id, status = status })
       else
-        H.nv().edit({ action = "delete", id = H.id(rest) })
+        H.nv().edit({ action = "delete", id = id })
       end
     end,
     complete = function(arglead)

@@ -44,7 +44,7 @@ function H.max_widget_lines(n)
   return n
 end
 
-function H.row_view(task)
+function H.row_view(task, width)
   local blocked = task.blockedBy
   if type(blocked) ~= "table" or #blocked == 0 then
     blocked = nil
@@ -53,15 +53,38 @@ function H.row_view(task)
   if type(form) ~= "string" or form == "" then
     form = nil
   else
-    form = text.sanitize(form)
+    form = text.sanitize(common.clip(form, width))
   end
   return {
     id = task.id,
     status = task.status,
-    subject = text.sanitize(task.subject or ""),
+    subject = text.sanitize(common.clip(task.subject or "", width)),
     activeForm = form,
     blockedBy = blocked,
     task = task,
+  }
+end
+
+---A list handle's row view (read-only, text already sanitized) with its texts clipped
+---to what a `width`-column line shows; the view itself when they are short.
+---@param row table
+---@param width integer
+---@return table
+function H.clipped(row, width)
+  local subject, form = common.clip(row.subject, width), row.activeForm
+  if form ~= nil then
+    form = common.clip(form, width)
+  end
+  if subject == row.subject and form == row.activeForm then
+    return row
+  end
+  return {
+    id = row.id,
+    status = row.status,
+    subject = subject,
+    activeForm = form,
+    blockedBy = row.blockedBy,
+    task = row.task,
   }
 end
 
@@ -164,7 +187,9 @@ function M.paint(source, opts, live)
     for i = 1, n do
       local row = rows[i]
       if not views then
-        row = H.row_view(row)
+        row = H.row_view(row, width)
+      elseif width ~= nil then
+        row = H.clipped(row, width)
       end
       local prefix = (i == n and more == 0) and last or mid
       lines[i + 1] = finish(prefix .. layout.row(ctx, row), width)
