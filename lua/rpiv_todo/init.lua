@@ -5,8 +5,12 @@
 --   host.register_tool(todo.tool())                 -- name, schema, prompt text, execute
 --   local text, level = todo.command.todos(todo.session("default"), { interactive = true })
 --
--- This file loads the native core (through `rpiv_todo.native`, which checks its version), holds the
--- configuration every other module reads (`M.config`), and re-exports the public API.
+-- This file holds the configuration every other module reads (`M.config`) and re-exports the
+-- public API. The tool, the sessions and the overlay load on first use (fields listed in
+-- H.LAZY, filled in by the metatable at the end), and `setup()` only checks and records its
+-- options. The native core (through `rpiv_todo.native`, which checks its version) loads at
+-- require time outside Neovim; in Neovim once startup is over (see the end of the file), so
+-- a config calling setup() at startup pays for this one file.
 
 ---@class rpiv_todo.Module
 ---@field version string the Lua scripts' version (the native core must match it)
@@ -20,46 +24,83 @@
 local M = {}
 local H = {}
 
--- One guarded load of the native module (rpiv_todo.native): it says how to build the
--- library when it is missing and refuses a stale build.
-H.core = require("rpiv_todo.native")
-
--- The Lua scripts' version, which the native core matches.
-M.version = H.core.version
-
-local guidance = require("rpiv_todo.guidance")
-local session = require("rpiv_todo.session")
-local tool = require("rpiv_todo.tool")
-
-M.core = H.core
-M.guidance = guidance
-M.command = require("rpiv_todo.command")
-M.sessions = session
-
--- Defaults, also the documentation of every setup() key. Exported so an override can
--- start from them; `setup()` never changes this table.
----@type rpiv_todo.Config
-M.defaults = {
-  -- Prompt text: { prompt_snippet = string, prompt_guidelines = { string... } } (fields
-  -- replace the defaults, the list whole) or function(defaults) -> that table.
-  guidance = guidance.defaults,
-  -- Lines the overlay may use, heading included; at least 3.
-  max_widget_lines = require("rpiv_todo.common").defaults.max_widget_lines,
-  -- Key that collapses/expands the overlay (modifiers ctrl/shift/alt/super + one key), or "off".
-  collapse_key = require("rpiv_todo.common").defaults.collapse_key,
-  -- Overlay look: layout functions heading/row/summary/collapsed_hint/spacer, glyphs, theme.
-  overlay = {},
+-- Modules behind the fields of M, loaded when a field is first read.
+-- `core`: the one guarded load of the native module (rpiv_todo.native), which says how to
+-- build the library when it is missing and refuses a stale build.
+H.LAZY = {
+  core = "rpiv_todo.native",
+  guidance = "rpiv_todo.guidance",
+  command = "rpiv_todo.command",
+  sessions = "rpiv_todo.session",
+  overlay = "rpiv_todo.overlay",
 }
 
--- The live configuration. The overlay and others read it at render time
--- (`require("rpiv_todo").config`), so a later setup() takes effect on the next render.
----@type rpiv_todo.Config
-M.config = {
-  guidance = guidance.copy_defaults(),
-  max_widget_lines = M.defaults.max_widget_lines,
-  collapse_key = M.defaults.collapse_key,
-  overlay = {},
+-- Lifecycle a host drives (see rpiv_todo.session): fields of M read from the session layer.
+H.SESSION_FIELDS = {
+  on_session_start = true,
+  on_compaction = true,
+  on_branch_change = true,
+  shutdown = true,
+  listen = true,
+  on_listener_error = true,
 }
+
+---@return table rpiv_todo.guidance
+function H.guidance()
+  return require("rpiv_todo.guidance")
+end
+
+---@return table rpiv_todo.session
+function H.session()
+  return require("rpiv_todo.session")
+end
+
+---@return table rpiv_todo.tool
+function H.tool()
+  return require("rpiv_todo.tool")
+end
+
+---@return table rpiv_todo.common
+function H.common()
+  return require("rpiv_todo.common")
+end
+
+---Defaults, also the documentation of every setup() key. Exported (`M.defaults`, built on
+---first read) so an override can start from them; `setup()` never changes this table.
+---@return rpiv_todo.Config
+function H.defaults()
+  local common = H.common()
+  return {
+    -- Prompt text: { prompt_snippet = string, prompt_guidelines = { string... } } (fields
+    -- replace the defaults, the list whole) or function(defaults) -> that table.
+    guidance = H.guidance().defaults,
+    -- Lines the overlay may use, heading included; at least 3.
+    max_widget_lines = common.defaults.max_widget_lines,
+    -- Key that collapses/expands the overlay (modifiers ctrl/shift/alt/super + one key), or "off".
+    collapse_key = common.defaults.collapse_key,
+    -- Overlay look: layout functions heading/row/summary/collapsed_hint/spacer, glyphs, theme.
+    overlay = {},
+  }
+end
+
+-- What setup() recorded before anything read `M.config` (nil: the defaults). The first read
+-- builds the live table from it, so setup({}) at startup loads no other module.
+H.recorded = nil
+
+---The live configuration (`M.config`, built on first read). The overlay and others read it
+---at render time (`require("rpiv_todo").config`), so a later setup() takes effect on the
+---next render.
+---@return rpiv_todo.Config
+function H.config()
+  local recorded = H.recorded or {}
+  H.recorded = nil
+  return {
+    guidance = recorded.guidance or H.guidance().copy_defaults(),
+    max_widget_lines = recorded.max_widget_lines or H.common().defaults.max_widget_lines,
+    collapse_key = recorded.collapse_key or H.common().defaults.collapse_key,
+    overlay = recorded.overlay or {},
+  }
+end
 
 ---@param key string
 ---@param expected string
@@ -71,7 +112,7 @@ end
 ---@param value any
 ---@return string
 function H.got(value)
-  return ", " .. require("rpiv_todo.common").got(value)
+  return ", " .. H.common().got(value)
 end
 
 -- Functions called after every successful setup() with the new config (front ends that
@@ -150,9 +191,11 @@ H.MAX_WIDGET_LINES = 1000000
 
 H.known_keys = { guidance = true, max_widget_lines = true, collapse_key = true, locale = true, overlay = true }
 
----Configure the tool. Strict: a wrong type, an invalid value or an unknown key raises
----`(rpiv_todo) <key>: <what was expected>` and changes nothing. An absent key takes its
----default (locale: absent keeps the current one, which the locale chain chose).
+---Configures the tool. Every key is optional; a wrong type, an invalid value or an
+---unknown key raises `(rpiv_todo) <key>: <what was expected>, got <what came>`, e.g.
+---`(rpiv_todo) max_widget_lines: expected an integer >= 3 and <= 1000000, got string "x"`,
+---and changes nothing. An absent key takes its default (an absent `locale` keeps the one
+---in use). The panel repaints with the new settings at once.
 ---@param opts? rpiv_todo.SetupOptions
 ---@return table the module
 function M.setup(opts)
@@ -167,10 +210,10 @@ function M.setup(opts)
       H.fail(tostring(k), "unknown option (expected guidance, max_widget_lines, collapse_key, locale, overlay)")
     end
   end
+  -- Only what was given is checked (and only that loads a module); an absent key means
+  -- its default, filled in below.
   local config = {
-    guidance = guidance.resolve(opts.guidance, "guidance"),
-    max_widget_lines = M.defaults.max_widget_lines,
-    collapse_key = M.defaults.collapse_key,
+    guidance = opts.guidance ~= nil and H.guidance().resolve(opts.guidance, "guidance") or nil,
     overlay = {},
   }
   local theme, layout = nil, nil
@@ -186,7 +229,7 @@ function M.setup(opts)
     -- Blank is lenient at render time (it means the default) but a mistake in a config.
     local normalized = nil
     if type(key) == "string" and key:find("%S") then
-      normalized = H.overlay().normalize_collapse_key(key)
+      normalized = require("rpiv_todo.overlay.keys").normalize(key)
     end
     if normalized == nil then
       H.fail(
@@ -216,15 +259,33 @@ function M.setup(opts)
       H.fail("locale", msg)
     end
   end
-  -- Update in place: modules holding M.config see the new values.
-  for k, v in pairs(config) do
-    M.config[k] = v
+  local live = rawget(M, "config")
+  if live == nil then
+    -- Nothing has read the configuration yet: record it; the first read builds it.
+    H.recorded = config
+  else
+    -- Update in place: modules holding M.config see the new values.
+    config.guidance = config.guidance or H.guidance().copy_defaults()
+    config.max_widget_lines = config.max_widget_lines or H.common().defaults.max_widget_lines
+    config.collapse_key = config.collapse_key or H.common().defaults.collapse_key
+    for k, v in pairs(config) do
+      live[k] = v
+    end
   end
-  local overlay = H.overlay()
-  overlay.configure({ max_widget_lines = config.max_widget_lines, collapse_key = config.collapse_key })
-  -- configure() skips nil values; an absent theme or layout means the default again.
-  overlay.config.theme = theme
-  overlay.config.layout = layout
+  -- The overlay's own settings. An overlay not loaded yet starts from the defaults, so
+  -- setup() loads it only to set something else.
+  local custom = config.max_widget_lines ~= nil or config.collapse_key ~= nil or theme ~= nil or layout ~= nil
+  if custom or package.loaded["rpiv_todo.overlay"] ~= nil then
+    local common = H.common()
+    local overlay = H.overlay()
+    overlay.configure({
+      max_widget_lines = config.max_widget_lines or common.defaults.max_widget_lines,
+      collapse_key = config.collapse_key or common.defaults.collapse_key,
+    })
+    -- configure() skips nil values; an absent theme or layout means the default again.
+    overlay.config.theme = theme
+    overlay.config.layout = layout
+  end
   for _, fn in ipairs(H.setup_listeners) do
     fn(M.config)
   end
@@ -239,8 +300,13 @@ function M.on_setup(fn)
   if type(fn) ~= "function" then
     error("(rpiv_todo) on_setup: expected a function" .. H.got(fn), 0)
   end
-  return require("rpiv_todo.common").add_listener(H.setup_listeners, fn)
+  return H.common().add_listener(H.setup_listeners, fn)
 end
+
+---@helptext rpiv_todo-lua
+---The tool's own module, `local todo = require("rpiv_todo")`, is the same in every
+---host (Neovim, another Lua host, a Rust host through mlua); the README's "API
+---reference" has the rest (sessions, the overlay, the native core).
 
 ---The tool spec to register with the host's LLM: name, label, description, parameters,
 ---prompt_snippet, prompt_guidelines, execute, render_call, render_result.
@@ -249,6 +315,7 @@ end
 ---@param opts? { strict?: boolean }
 ---@return rpiv_todo.ToolSpec
 function M.tool(opts)
+  local tool = H.tool()
   if opts == nil then
     return tool.spec(M.config.guidance)
   end
@@ -272,30 +339,24 @@ end
 ---@param source? string|rpiv_todo.Session|rpiv_todo.State a session id, a session, a state, or nil for "default"
 ---@return string|nil
 function M.reminder(source)
-  return tool.reminder(source)
+  return H.tool().reminder(source)
 end
 
----The list of session `id` ("default" when omitted), created empty on first use.
+---The list of session {id} ("default" when omitted), created empty on first use:
+---`s:execute(params)`, `s:replay(entries)`, `s:state()`, `s:save(path)`, `s:load(path)`.
 ---@param id? string
 ---@return rpiv_todo.Session
 function M.session(id)
-  return session.get(id)
+  return H.session().get(id)
 end
 
 ---Name the session the UI shows (or, without an argument, read it). Returns that session.
+---In Neovim this pins the panel's session, like |rpiv_todo.nvim.foreground()|.
 ---@param id? string
 ---@return rpiv_todo.Session
 function M.foreground(id)
-  return session.foreground(id)
+  return H.session().foreground(id)
 end
-
--- Lifecycle a host drives (see rpiv_todo.session).
-M.on_session_start = session.on_session_start
-M.on_compaction = session.on_compaction
-M.on_branch_change = session.on_branch_change
-M.shutdown = session.shutdown
-M.listen = session.listen
-M.on_listener_error = session.on_listener_error
 
 ---Keep a live overlay (`todo.overlay.new()`) in step with the sessions: it forgets which
 ---completed tasks it showed when the foreground list is replayed, shut down, or another
@@ -306,6 +367,7 @@ function M.attach_overlay(ov)
   if type(ov) ~= "table" or type(ov.reset) ~= "function" then
     error("(rpiv_todo) attach_overlay: expected an overlay from todo.overlay.new()", 0)
   end
+  local session = H.session()
   return session.listen(function(event, id)
     if event == "foreground" or (event ~= "executed" and id == session.foreground_id()) then
       ov:reset()
@@ -319,9 +381,10 @@ function M.locale()
   return require("rpiv_todo.i18n").locale()
 end
 
----Switch the UI language now. With `{ persist = true }` the choice is also written to
----rpiv-i18n's `locale.json` (`$XDG_CONFIG_HOME/rpiv-i18n/`, `~/.config/rpiv-i18n/` when
----unset), atomically and keeping the file's other keys, so the next start reads it.
+---True, or nil and the error: switch the UI language to {code} now. With
+---`{ persist = true }` the choice is also written, as `"locale": code`, to rpiv-i18n's
+---`locale.json` (`$XDG_CONFIG_HOME/rpiv-i18n/`, `~/.config/rpiv-i18n/` when unset),
+---atomically and keeping the file's other keys, so the next start reads it.
 ---An unknown code is refused: nothing switches and nothing is written. When the switch
 ---worked but the file could not be written, the locale stays switched for this process
 ---and `nil, err` says why it was not saved.
@@ -361,17 +424,46 @@ function M.set_locale(code, opts)
   return true
 end
 
--- `todo.overlay` loads on first use: the overlay reads `require("rpiv_todo").config`, and a
--- lazy field keeps the two modules from requiring each other while loading.
+-- The lazy fields: each is loaded on first read and kept. (`todo.overlay` was lazy before
+-- the rest: the overlay reads `require("rpiv_todo").config`, and a lazy field keeps the
+-- two modules from requiring each other while loading.)
 setmetatable(M, {
   __index = function(t, k)
-    if k == "overlay" then
-      local overlay = require("rpiv_todo.overlay")
-      rawset(t, k, overlay)
-      return overlay
+    local value
+    if H.LAZY[k] then
+      value = require(H.LAZY[k])
+    elseif k == "version" then
+      -- The Lua scripts' version, which the native core matches.
+      value = require("rpiv_todo.native").version
+    elseif k == "defaults" then
+      value = H.defaults()
+    elseif k == "config" then
+      value = H.config()
+    elseif H.SESSION_FIELDS[k] then
+      value = H.session()[k]
+    else
+      return nil
     end
-    return nil
+    rawset(t, k, value)
+    return value
   end,
 })
+
+-- When the native core is checked. Outside Neovim now: a missing or stale build is an error
+-- at require time, as a host expects. In Neovim once startup is over (the main loop's first
+-- turn), so a config calling setup() pays nothing for it, and a missing or stale build is
+-- still one notification at startup (rpiv_todo.native words it) rather than news at the
+-- first tool call.
+H.vim = rawget(_G, "vim")
+if type(H.vim) == "table" and type(H.vim.schedule) == "function" then
+  H.vim.schedule(function()
+    local ok, err = pcall(require, "rpiv_todo.native")
+    if not ok then
+      H.vim.notify(tostring(err), H.vim.log.levels.ERROR, { title = "rpiv_todo" })
+    end
+  end)
+else
+  require("rpiv_todo.native")
+end
 
 return M

@@ -82,6 +82,10 @@ function H.reason(cause)
   return (cause:match("^[^\n]*"))
 end
 
+-- The core's exports that are values, not functions (see meta/core.lua); `version` and
+-- `null` the stand-in below has.
+H.VALUE_EXPORTS = { array_mt = true, flavour = true }
+
 -- The message for a module of another version: both versions and the fix.
 function H.mismatch(found, where)
   return "(rpiv_todo) core: the native module"
@@ -145,9 +149,14 @@ if not ok then
     local function missing()
       error(short, 0)
     end
-    -- Everything the scripts use raises the same short message when called.
+    -- Everything the scripts use raises the same short message: a function when called,
+    -- a value export (array_mt, flavour) as soon as it is read, since a stand-in value
+    -- would fail later with an error about something else (setmetatable, say).
     return setmetatable({ version = M.VERSION, missing = short, null = vim.NIL }, {
-      __index = function()
+      __index = function(_, key)
+        if H.VALUE_EXPORTS[key] then
+          missing()
+        end
         return missing
       end,
     })

@@ -34,17 +34,44 @@ local H = {}
 -- ---------------------------------------------------------------------------
 
 ---@class rpiv_todo.NvimOptions
+---Window the panel sits over: a window id, a function returning one, or nil (default)
+---for the current window at each repaint.
 ---@field win? integer|fun(): integer window the panel sits over; nil: the current window at paint time
+---Where the panel sits in its window: "bottom-right" (default), "top-right",
+---"bottom-left", "top-left", or the middle of an edge, "bottom" or "top".
 ---@field position? "bottom-right"|"top-right"|"bottom-left"|"top-left"|"bottom"|"top" corner or edge of that window
+---"none" (default) or any border |nvim_open_win()| takes ("single", "rounded", a
+---list of characters).
 ---@field border? string|table a border for nvim_open_win ("none", "single", "rounded", ...)
+---0 (default, opaque) to 100; see 'winblend'.
 ---@field winblend? integer 0-100, transparency of the panel
+---The widest the panel gets: columns (e.g. 60), or a fraction of its window (0.5).
+---Default nil: the window's width. Longer rows are cut with "…".
 ---@field max_width? integer|number|nil columns, or a fraction of the window (0 < x <= 1); nil: the window's width
+---Blank columns left and right of the text. Default 1.
 ---@field padding? integer blank columns left and right of the text
+---Move out of the cursor line's way. Default true.
 ---@field avoid_cursor? boolean move out of the way of the cursor line
+---Windows the panel never sits over: a table `{ filetypes = {...}, buftypes =
+---{...} }` (default: help, checkhealth, qf, codecompanion, Avante, AvanteInput,
+---AvanteSelectedFiles, AvanteSelectedCode, AvanteTodos, AvantePromptInput,
+---AvanteConfirm, TelescopePrompt, lazy, mason, rpiv_todo; buftypes help, quickfix,
+---prompt), or a function(win, buf) returning true for a window to skip. Floating
+---windows are always skipped. `exclude = {}` puts it over any window.
 ---@field exclude? table|fun(win: integer, buf: integer): boolean windows the panel does not sit over
+---Stacking order of the floating window. Default 60.
 ---@field zindex? integer stacking order of the floating window
+---Map `collapse_key` to |:TodosToggle| in normal and insert mode. Default true.
+---A key without a modifier that types a character ("t") is never mapped.
 ---@field map_collapse_key? boolean map rpiv_todo's collapse_key to :TodosToggle
+---Title of the notifications. Default "Todos".
 ---@field notify_title? string title passed to vim.notify
+---Keep each session's list on disk so that it survives an editor restart: true,
+---or false (default: nothing is read or written). See |rpiv_todo-persist|.
+---@field persist? boolean
+---With `persist`, saved lists not changed for this many days are removed (checked at
+---startup, at most once a day). Default 30; 0 keeps them forever. See |:Todos-prune|.
+---@field persist_max_age_days? integer
 
 M.defaults = {
   -- The window the panel sits over: a window id, a function returning one, or nil for
@@ -266,9 +293,9 @@ function H.fail(key, expected)
   error("(rpiv_todo) nvim." .. key .. ": " .. expected, 0)
 end
 
----Configure the editor front end. Strict like rpiv_todo.setup: a wrong type or an unknown
----key raises `(rpiv_todo) nvim.<key>: <what was expected>, got <what came>` and changes
----nothing. Absent keys take their defaults.
+---Optional editor options, strict in the same way
+---(`(rpiv_todo) nvim.<key>: <what was expected>, got <what came>`). Absent keys take
+---their defaults. See |rpiv_todo-panel| for what they do.
 ---@param opts? rpiv_todo.NvimOptions
 ---@return table the module
 function M.setup(opts)
@@ -350,7 +377,9 @@ function M.create_commands()
   require("rpiv_todo.nvim.commands").create()
 end
 
----Wire the front end into the editor. Idempotent; every other function calls it.
+---Wire the front end into the editor: panel, autocommands, highlight groups, key
+---mapping. Idempotent; every other function here calls it, and so does the first
+---tool call of any session. Returns the module.
 ---@return table the module
 function M.attach()
   if H.attached then
@@ -441,7 +470,8 @@ function M.attached()
   return H.attached
 end
 
----Undo `attach()`: close the windows, drop listeners, autocmds and the key mapping.
+---Take the front end out of the editor again: close the windows, drop the
+---listeners, autocommands and the key mapping.
 function M.detach()
   if not H.attached then
     return
@@ -489,10 +519,10 @@ end
 -- Front ends that know which session a chat buffer shows: name -> fun(bufnr): id|nil.
 H.chat_lookups = {}
 
----Let a front end name the session of its chat buffers: while the current window shows one
----of them (and no session is pinned), the panel shows that chat's list; elsewhere it
----follows the latest tool call. `lookup(bufnr)` returns the session id, or nil for a
----buffer that is not one of its chats; nil removes the front end's lookup.
+---Let a front end name the session of its chat buffers: `lookup(bufnr)` returns the
+---session id of the chat in that buffer, or nil for a buffer that is not one of its
+---chats. While the current window shows one, the panel shows that chat's list
+---(unless a session is pinned). A nil {lookup} removes the front end's.
 ---@param name string the front end ("codecompanion", "avante", ...)
 ---@param lookup fun(bufnr: integer): string|nil
 function M.register_chat(name, lookup)
@@ -754,7 +784,16 @@ end
 -- Host API for front ends
 -- ---------------------------------------------------------------------------
 
----Run one tool call in a session ("default" when `ctx.session` is absent) and repaint.
+---@helptext rpiv_todo-api
+---Agent front ends drive the list through `require("rpiv_todo.nvim")`. A session is
+---any string id; "default" is used when none is given. The tool spec itself (name,
+---description, JSON Schema, prompt text, execute) is `require("rpiv_todo").tool()`.
+
+---Run one tool call (a table, or JSON text) in session `ctx.session` and repaint.
+---Returns the result `{ content = {{ type, text }}, details }`; `content[1].text` is
+---what the model reads. JSON null (|vim.NIL|) in `metadata` deletes that key.
+---(`require("rpiv_todo").tool().execute` is the same without the explicit repaint;
+---the panel listens to both.)
 ---@param params table|string the tool arguments, as a table or JSON text
 ---@param ctx? rpiv_todo.ToolContext
 ---@return rpiv_todo.Result
@@ -763,8 +802,8 @@ function M.execute(params, ctx)
   return H.todo().tool().execute(params, ctx)
 end
 
----A new agent turn began in session `id` (nil: in every session): its completed tasks
----already shown hide from the panel.
+---A new agent turn began in session {id} (nil: in every session): its completed
+---tasks already shown hide.
 ---@param id? string
 function M.turn_started(id)
   M.attach()
@@ -821,8 +860,9 @@ function H.entries(messages)
   return out
 end
 
----Rebuild a session's list from the host's history (branch entries, or plain messages
----with `role = "toolResult"`, `toolName = "todo"` and the result's `details`).
+---Rebuild session {id} from the host's history: branch entries, or plain messages
+---`{ role = "toolResult", toolName = "todo", details = ... }` (the last todo result
+---wins). Returns the state.
 ---@param id string session id
 ---@param messages table|string
 ---@return rpiv_todo.State
@@ -833,9 +873,15 @@ function M.replay(id, messages)
   return state
 end
 
----The session the panel and :Todos show. `foreground(id)` pins session `id`;
----`foreground(nil)` goes back to following the chat in the current window, else the
----session of the latest tool call (the default); `foreground()` only reads. Returns the foreground session.
+---The session the panel and |:Todos| show, returned by every form.
+---`foreground(id)` pins session {id}: the panel and |:Todos| show it whatever session
+---the next calls run in (`require("rpiv_todo").foreground(id)` pins too).
+---`foreground(nil)` follows again (the default): the chat in the current window, else
+---the session of the most recent tool call; the panel switches at once.
+---`foreground()` returns the session shown, pinning nothing.
+---@signature foreground({id})
+---@signature foreground(nil)
+---@signature foreground()
 ---@param ... string|nil
 ---@return rpiv_todo.Session
 function M.foreground(...)
@@ -857,21 +903,22 @@ function M.foreground(...)
   return session.foreground()
 end
 
----Show session `id` as if a tool call had just run in it (a saved list at startup, a list
----another program changed): the panel moves to it unless a session is pinned.
+---Show session {id} as if a tool call had just run in it: the panel moves to it unless a
+---session is pinned (what a saved list at startup and a list another program changed do,
+---|rpiv_todo-persist|).
 ---@param id string
 function M.follow(id)
   M.attach()
   M.session_event("executed", id)
 end
 
----The pinned session id, or nil while the panel follows the latest tool call.
+---The pinned session's id, or nil while following.
 ---@return string|nil
 function M.pinned()
   return H.pinned
 end
 
----Anchor the panel over `win` (nil: follow the current window).
+---Put the panel over window {win}; nil follows the current window.
 ---@param win integer|nil
 function M.set_win(win)
   if win ~= nil and (type(win) ~= "number" or not vim.api.nvim_win_is_valid(win)) then
@@ -888,8 +935,9 @@ function H.has_tasks()
   return #H.overlay():render(H.shown_session(), 80) > 0
 end
 
----Collapse or expand the panel (:TodosToggle and the collapse key). With nothing to
----show there is nothing to collapse: it says so and stays as it is.
+---Same as |:TodosToggle|: collapse the panel to its heading and one hint line, or
+---expand it again; with nothing to show it says so and changes nothing. Returns
+---whether it is collapsed.
 ---@return boolean collapsed
 function M.toggle()
   M.attach()
@@ -908,7 +956,8 @@ function M.toggle_command()
   M.toggle()
 end
 
----The host's "show all" mode: every task, no summary row.
+---Show every task and no summary row ({on} true), or go back to the
+---`max_widget_lines` budget (false).
 ---@param on boolean
 function M.set_expanded(on)
   M.attach()
@@ -916,14 +965,14 @@ function M.set_expanded(on)
   H.request_paint()
 end
 
----Turn the panel off (`:Todos hide`) until `show()`; tool calls keep working.
+---Same as `:Todos hide`: turn the panel off until `show()`; tool calls go on.
 function M.hide()
   M.attach()
   H.user_hidden = true
   require("rpiv_todo.nvim.panel").hide()
 end
 
----Turn the panel on again (`:Todos show`).
+---Same as `:Todos show`: turn the panel on again.
 function M.show()
   M.attach()
   H.user_hidden = false
@@ -976,8 +1025,9 @@ function H.list_text()
   return lines, title, text, level
 end
 
----:Todos: the foreground list grouped by status in a window (`q` closes it); an empty
----list is a notification.
+---Same as |:Todos|: the list of the session shown, grouped by status, in a window
+---(an empty list is a notification). Returns the text and its level ("info" or
+---"error").
 ---@return string text
 ---@return string level "info" | "error"
 function M.todos()
@@ -993,10 +1043,9 @@ function M.todos()
   return text, level
 end
 
----The user's own edit of the foreground list (what :Todos add/start/done/delete run):
----through the same reducer as the model's calls. A rejected edit is a warning and
----changes nothing; an applied one is confirmed and fires `User RpivTodoUserEdit` with
----data = { session, params, result }.
+---The user's own edit of the session shown (what `:Todos add/start/done/delete`
+---run): through the reducer, a warning when rejected, else a confirmation and
+---|RpivTodoUserEdit|. Returns the result.
 ---@param params table tool arguments
 ---@return rpiv_todo.Result
 function M.edit(params)
@@ -1055,26 +1104,82 @@ function M._exec_user_edit()
   vim.api.nvim_exec_autocmds("User", fire)
 end
 
----The data of the latest RpivTodoUserEdit (Neovim 0.7 has no `data` in autocmds).
+---@helptext RpivTodoUserEdit
+---Fired after each edit of yours that applied, with `data = { session = id, params =
+---<the call>, result = <the result> }` (Neovim 0.8+; on 0.7 autocommands carry no
+---data: read |rpiv_todo.nvim.last_user_edit()|). A handler that fails does not undo the
+---edit or stop the others: every handler runs, and one error notification per edit names
+---the event and the failure's first line (no traceback, no hit-enter prompt); nothing
+---raises, also under `pcall(vim.cmd, "Todos done 3")`.
+---
+---The model does not see your edits unless the agent front end tells it; these put a
+---note in the chat it reads next:
+---
+---codecompanion.nvim (the adapter's `session_of(chat)` names a chat's list):
+--->
+---vim.api.nvim_create_autocmd("User", {
+---  pattern = "RpivTodoUserEdit",
+---  callback = function(args)
+---    local edit = args.data
+---    local cc = require("rpiv_todo.adapters.codecompanion")
+---    for _, item in ipairs(require("codecompanion").buf_get_chat()) do
+---      if cc.session_of(item.chat) == edit.session then
+---        item.chat:add_message({
+---          role = "user",
+---          content = "I changed the todo list myself: "
+---            .. vim.json.encode(edit.params) .. " -> "
+---            .. edit.result.content[1].text,
+---        }, { visible = false })
+---      end
+---    end
+---  end,
+---})
+---<
+---avante.nvim (sessions are `avante:<history file>#...`; this adds to the history of
+---the sidebar in the current tab page, which avante saves):
+--->
+---vim.api.nvim_create_autocmd("User", {
+---  pattern = "RpivTodoUserEdit",
+---  callback = function(args)
+---    local edit = args.data
+---    local sidebar = require("avante").get(false)
+---    if not sidebar or not edit.session:match("^avante:") then return end
+---    local Message = require("avante.history.message")
+---    sidebar:add_history_messages({
+---      Message:new("user", "I changed the todo list myself: "
+---        .. vim.json.encode(edit.params) .. " -> "
+---        .. edit.result.content[1].text, { visible = false }),
+---    })
+---  end,
+---})
+---<
+---A host that rebuilds lists with |rpiv_todo.nvim.replay()| keeps an edit by storing
+---`{ role = "toolResult", toolName = "todo", details = edit.result.details }` among
+---the messages it replays: `details` is the whole list after the edit, like a tool
+---result's.
+
+---The data of the latest |RpivTodoUserEdit| (`{ session, params, result }`), or nil
+---before the first: Neovim 0.7's autocommands carry no `data`.
 ---@return table|nil
 function M.last_user_edit()
   return H.last_edit
 end
 
----Repaint now (a host that moved or resized windows without an autocmd firing).
+---Repaint now (a host that moved or resized windows without an autocommand
+---firing).
 function M.refresh()
   M.attach()
   H.request_paint()
 end
 
----The floating window and its buffer, nil while hidden (for hosts and tests).
+---The panel's floating window and its buffer, or nil when hidden.
 ---@return integer|nil win
 ---@return integer|nil buf
 function M.window()
   return require("rpiv_todo.nvim.panel").window()
 end
 
----Is the panel collapsed?
+---Whether the panel is collapsed (|:TodosToggle|).
 ---@return boolean
 function M.collapsed()
   return H.ov ~= nil and H.ov.collapsed or false

@@ -231,7 +231,7 @@ function H.shr(x, n)
   return (x - x % 2 ^ n) / 2 ^ n
 end
 
----The SHA-256 of `s`, 64 lowercase hex digits.
+---The SHA-256 of {s}, 64 lowercase hex digits.
 ---@param s string
 ---@return string
 function M.sha256(s)
@@ -291,15 +291,15 @@ function H.part(s, limit)
   return "~" .. M.sha256(s)
 end
 
----What every file name of `key`'s lists starts with (`<key part>@`).
+---What every file name of {key}'s lists starts with (`<key part>@`).
 ---@param key string
 ---@return string
 function M.key_prefix(key)
   return H.part(key, H.MAX_KEY) .. "@"
 end
 
----The file name of session `id`'s list under `key` (see the header: one-to-one up to
----SHA-256, at most 191 bytes).
+---The file name of session {id}'s list under {key}, the naming other programs share:
+---one-to-one up to SHA-256, at most 191 bytes (see the header of persist.lua).
 ---@param key string
 ---@param id string
 ---@return string
@@ -351,8 +351,8 @@ end
 -- Paths
 -- ---------------------------------------------------------------------------
 
----The file session `id`'s list is saved to (fixed when the session is first used), or nil
----while disabled.
+---The file session {id}'s list is saved to (fixed when the session is first used;
+---default: the foreground session), or nil while disabled.
 ---@param id? string defaults to the foreground session
 ---@return string|nil
 function M.path(id)
@@ -705,9 +705,10 @@ function H.save(session)
   H.report(path .. ": other programs kept writing it; session " .. id .. " is saved at its next change")
 end
 
----Take in what another process wrote to session `id`'s file (a host calls this when it
----sees the file change). Nothing happens when the file holds what this process last read
----or wrote.
+---Take in what another process wrote to session {id}'s file now (a host calls this when
+---it sees the file change). Nothing happens when the file holds what this process last
+---read or wrote. Returns what happened: "unchanged", "reloaded", "merged", "missing",
+---"unreadable" or "none".
 ---@param id string
 ---@return string what "unchanged", "reloaded", "merged", "missing", "unreadable", "none"
 function M.check(id)
@@ -830,7 +831,10 @@ function H.forget(id)
   end
 end
 
----Start keeping lists in files (see the header). Enabling again with the same directory
+---What `persist = true` uses (|rpiv_todo-persist|), for other hosts: keep each
+---session's list in a file of {opts}.dir, named from {opts}.key and the session id, saved
+---after every change and restored on the session's first use (a replay wins).
+---{opts}.on_error(message) hears of a failed save. Enabling again with the same directory
 ---replaces the key function and on_error but keeps every session's fixed file and what
 ---was read; another directory starts over.
 ---@param opts rpiv_todo.PersistOptions
@@ -884,7 +888,8 @@ end
 ---@field files table<string, string> session id -> file, for the sessions used so far
 ---@field last_error string|nil
 
----What persistence is doing, for :checkhealth and :Todos file.
+---What persistence is doing, for |:checkhealth| and |:Todos-file|: `{ enabled, dir,
+---files, last_error }`, `files` mapping each session used so far to its file.
 ---@return rpiv_todo.PersistStatus
 function M.status()
   local files = {}

@@ -152,8 +152,9 @@ function Session:state()
   return self.list:state()
 end
 
----Save the list to `path`, atomically: the file holds the old list or the new one, whole,
----whatever happens during the write. The directory must exist.
+---`core.save` for a session (`require("rpiv_todo").session(id)`): true, or nil and the
+---error. The file holds the old list or the new one, whole, whatever happens during the
+---write. The directory must exist.
 ---@param path string
 ---@return true|nil ok
 ---@return string|nil err names the path and what went wrong
@@ -162,8 +163,9 @@ function Session:save(path)
   return H.core().save(path, self.list)
 end
 
----Replace the list with the one saved at `path`. On failure (missing, unreadable or
----malformed file, a list that breaks the rules) the list is unchanged.
+---`core.load` for a session: replace its list with the one saved at {path} and return
+---the state, or nil and the error; a failed load (missing, unreadable or malformed file,
+---a list that breaks the rules) leaves the list as it was.
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err names the path and what is wrong
@@ -269,6 +271,17 @@ function M.shutdown(id)
     H.emit("shutdown", id, nil)
   end
 end
+
+---@helptext rpiv_todo-listen-errors
+---`require("rpiv_todo").listen(fn)` calls `fn(event, id, session)` after every tool call,
+---replay, load, shutdown and foreground change. A listener runs protected: when it raises,
+---the tool call it heard about still answers as it would have, and the listeners after it
+---(the panel, saving with |rpiv_todo-persist|) still run. The plugin file shows its error
+---with |vim.notify()| at WARN level, from the main loop, once per listener and message (a
+---listener failing the same way on every call is shown once). Outside Neovim the error is
+---dropped unless the host asks for it: `require("rpiv_todo").on_listener_error(function(message,
+---info) ... end)` (`info = { event, session, error, listener }`; returns a function that
+---removes it).
 
 ---Listen to session events: fn(event, id, session, params) with event one of "executed"
 ---(params: the call's arguments, a table or JSON text), "replayed", "loaded"

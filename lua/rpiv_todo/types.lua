@@ -89,10 +89,24 @@ local M = {}
 ---@field theme? table|string
 
 ---@class rpiv_todo.SetupOptions
+---Prompt text the model reads: a table `{ prompt_snippet = string,
+---prompt_guidelines = {...} }` (the list replaces the defaults whole) or a
+---function(defaults) returning one.
 ---@field guidance? rpiv_todo.GuidanceOption
+---Lines the panel may use, heading included; an integer from 3 to 1000000.
+---Default 12: the Neovim panel is then 12 rows tall at most (the terminal layout's
+---blank line below the panel is not drawn in the editor).
 ---@field max_widget_lines? integer at least 3 (default 12)
+---The key that collapses and expands the overlay: modifiers ctrl, shift, alt, super
+---joined by `+`, then one character or a named key (escape, enter, tab, space, home,
+---end, pageup, up, f1 ... f12, ...). "off" disables it. Default "ctrl+shift+t".
 ---@field collapse_key? string e.g. "ctrl+shift+t", or "off"
+---Language of the panel and |:Todos| (de, en, es, fr, pt, pt-BR, ru, uk, zh);
+---switches at run time and the panel repaints at once. Default: see
+---|rpiv_todo-locale|. What the model reads stays English.
 ---@field locale? string one of de, en, es, fr, pt, pt-BR, ru, uk, zh
+---Layout overrides for the panel (heading, row, summary, collapsed_hint, spacer,
+---glyphs); see the README.
 ---@field overlay? rpiv_todo.OverlayOverrides|fun(default_layout: rpiv_todo.OverlayLayout): rpiv_todo.OverlayLayoutOverride the function form returns layout overrides only (no theme)
 
 ---@class rpiv_todo.Config

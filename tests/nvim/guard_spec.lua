@@ -163,6 +163,32 @@ T.test("a native library of another version is refused: one message with both ve
   vim.fn.delete(dir, "rf")
 end)
 
+T.test("a native library of another version at startup: one error once the config has run", function()
+  local dir = vim.fn.resolve(vim.fn.tempname())
+  local dest = H.copy_scripts(dir)
+  vim.fn.writefile({ 'return { version = "0.0.0-stale", flavour = "luajit" }' }, dest .. "/core.lua")
+  local config = dir .. "/init.lua"
+  vim.fn.writefile({
+    "vim.opt.rtp:prepend(" .. string.format("%q", dir) .. ")",
+    'require("rpiv_todo").setup({})',
+    "vim.g.after_setup = 1",
+    "vim.defer_fn(function()",
+    "  local out = io.open(" .. string.format("%q", dir .. "/out") .. ', "w")',
+    '  out:write(tostring(vim.g.after_setup), "\\n", vim.fn.execute("messages"))',
+    "  out:close()",
+    '  vim.cmd("qa!")',
+    "end, 10)",
+  }, config)
+  vim.fn.system({ vim.v.progpath, "--headless", "-i", "NONE", "-u", config })
+  local out = vim.fn.readfile(dir .. "/out")
+  T.eq(out[1], "1", "the config ran past setup()")
+  local text = table.concat(out, "\n", 2)
+  T.contains(text, "0.0.0-stale", "names the library's version in:\n" .. text)
+  T.contains(text, "rebuild", "says to rebuild")
+  T.eq(select(2, text:gsub("does not match", "")), 1, "said once")
+  vim.fn.delete(dir, "rf")
+end)
+
 T.test(":checkhealth reports the missing library as an ERROR with the build step", function()
   local dir = vim.fn.tempname()
   H.copy_scripts(dir)
@@ -236,6 +262,30 @@ T.test("the real build still works afterwards", function()
   local todo = require("rpiv_todo")
   local result = todo.session("after"):execute({ action = "create", subject = "Still here" })
   T.eq(result.content[1].text, "Created #1: Still here (pending)", "content")
+end)
+
+T.test("a missing native library: a value the scripts read (array_mt) raises the build message", function()
+  local dir = vim.fn.resolve(vim.fn.tempname())
+  H.copy_scripts(dir)
+  local notify = vim.notify
+  vim.notify = function() end
+  H.isolated(dir, function()
+    local ok, err = pcall(function()
+      return require("rpiv_todo.native").array_mt
+    end)
+    T.eq(ok, false, "reading array_mt raised")
+    T.contains(tostring(err), "cd " .. dir .. " && scripts/build-module.sh luajit", "the build message")
+    -- A tool call whose JSON text holds an empty array reaches the same message, not
+    -- a setmetatable error about a function.
+    ok, err = pcall(function()
+      return require("rpiv_todo").tool().execute('{"action":"create","subject":"a","blockedBy":[]}')
+    end)
+    T.eq(ok, false, "the call raised")
+    T.contains(tostring(err), "native module is not built", "the build message")
+    T.eq(tostring(err):find("setmetatable", 1, true), nil, "no setmetatable error: " .. tostring(err))
+  end)
+  vim.notify = notify
+  vim.fn.delete(dir, "rf")
 end)
 
 T.finish()

@@ -164,8 +164,15 @@ function core.resolve_locale(explicit, env) end
 ---@return string[] the nine locale codes
 function core.locales() end
 
----Save a list to `path` atomically: a temporary file beside it, synced, renamed over it.
----The file is `{"version":1,"tasks":[...],"nextId":n}`. The directory must exist.
+---@helptext rpiv_todo-files
+---The same from Lua, for any host (each returns `nil, err, kind` on failure, with a
+---message naming the path and what is wrong, and never raises for a bad file or an
+---unwritable path):
+
+---True, or nil and the error (naming the path and what went wrong): write a list handle,
+---a `{ tasks, nextId }` table or its JSON text to {path}, atomically: a temporary file
+---beside it, synced, renamed over it. The file is
+---`{"version":1,"tasks":[...],"nextId":n}`. The directory must exist.
 ---@param path string
 ---@param list_or_state rpiv_todo.List|rpiv_todo.State|string a list handle, a snapshot or its JSON text
 ---@return true|nil ok
@@ -173,9 +180,14 @@ function core.locales() end
 ---@return rpiv_todo.FileFailure|nil kind
 function core.save(path, list_or_state) end
 
----Read a list saved by `core.save` (or a bare `{ tasks, nextId }` snapshot). Only a plain
----file is opened: a directory, a pipe, a terminal or a device at `path` is refused
----unopened, and a file over 64 MiB is refused from its size, unread.
+---The state table, or nil and the error: missing, unreadable, empty, truncated or
+---invalid JSON, not a list, a list that breaks the rules `core.list` keeps (an id twice,
+---a cycle, a dangling blockedBy), written by a newer version. Reads what `core.save`
+---writes, or a bare `{ tasks, nextId }` snapshot. A nextId not past every id is repaired,
+---as `core.list` does. Only a plain file is opened: a directory, a pipe, a terminal or a
+---device at {path} is refused unopened, and a file over 64 MiB is refused from its size,
+---unread. The third value names the kind of failure: "missing", "not_file", "too_large",
+---"io" or "invalid" (|rpiv_todo-persist| moves only an "invalid" file aside).
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list, breaks the list's rules

@@ -1,0 +1,615 @@
+-- scripts/gen-help.lua: writes the API parts of doc/rpiv_todo.txt from the LuaCATS
+-- annotations in lua/, so the help and the code say the same thing from one source.
+--
+--   luajit scripts/gen-help.lua           rewrite the generated regions of doc/rpiv_todo.txt
+--   luajit scripts/gen-help.lua --check   exit 1 (and say where) when the help is stale
+--
+-- (`nvim -l scripts/gen-help.lua`, lua5.1 and lua5.4 work too: it is plain Lua.)
+-- Run it from the repository root. What it reads, in every lua/**/*.lua file:
+--
+--   * A function's doc block: the `---` lines right above `function M.name(...)`. Its prose
+--     (every line before the first `---@` tag) is the entry's text. Tags `@param`,
+--     `@return` and the like stay for the language server; the signature shown comes from
+--     the function's own parameter list, or from `---@signature <text>` lines (one per form).
+--   * A class's fields: `---@field name type inline description`. The `---` prose lines
+--     right above a field, when present, replace its inline description in the help.
+--   * A free-standing text block: a `---` block holding `---@helptext <id>`, not followed
+--     by a function. Its prose is inserted where a region asks for `<id>`.
+--
+-- Prose is help text (|links|, `code`, *tags*): paragraphs are re-wrapped to 78 columns;
+-- a line that starts with a space, a `>`/`<` code block, and a line ending in ` >` are
+-- kept as written.
+--
+-- Where it writes: each region below starts at the line holding its `first` tag (inclusive)
+-- and ends before the line holding its `stop` tag, or before the next `====` separator when
+-- `stop` is "section". Everything outside the regions is left byte for byte.
+--
+-- To document a new function in the help, give it a doc block and add its full name to a
+-- region's `entries` below. A name is looked up by module (`rpiv_todo.nvim.execute` is
+-- `M.execute` in lua/rpiv_todo/nvim.lua, lua/rpiv_todo/nvim/init.lua or any
+-- lua/rpiv_todo/nvim/*.lua), so functions may move between files of a module.
+
+local HELP = "doc/rpiv_todo.txt"
+local WIDTH = 78
+
+-- The generated regions of the help, in order. Entry kinds:
+--   { fn = "<module>.<name>" }                a function: tag, signature, indented prose
+--                                             (`from = "<module>"` picks the file's module
+--                                             when a submodule has a function of that name;
+--                                             `source = "<module>.<Table>.<name>"` names a
+--                                             function of another table, e.g. a method;
+--                                             `show = "core.save"` the name the signature shows)
+--   { text = "<helptext id>", indent = n }    a free-standing text block
+--   { setup = "<module>.setup", class = "<class>", fields = { ... } }
+--                                             setup(): tag, signature, prose, one row per field
+local REGIONS = {
+  {
+    first = "*rpiv_todo.setup()*",
+    stop = "*rpiv_todo-locale*",
+    entries = {
+      {
+        setup = "rpiv_todo.setup",
+        call = 'require("rpiv_todo").setup({opts})',
+        class = "rpiv_todo.SetupOptions",
+        fields = { "guidance", "max_widget_lines", "collapse_key", "locale", "overlay" },
+      },
+      {
+        setup = "rpiv_todo.nvim.setup",
+        call = 'require("rpiv_todo.nvim").setup({opts})',
+        class = "rpiv_todo.NvimOptions",
+        fields = {
+          "position",
+          "border",
+          "winblend",
+          "max_width",
+          "padding",
+          "avoid_cursor",
+          "exclude",
+          "win",
+          "zindex",
+          "map_collapse_key",
+          "notify_title",
+          "persist",
+          "persist_max_age_days",
+        },
+      },
+    },
+  },
+  {
+    first = "*rpiv_todo-files*",
+    stop = "The file is the snapshot the tool returns",
+    entries = {
+      { text = "rpiv_todo-files", tag = "rpiv_todo-files", indent = 0 },
+      { fn = "rpiv_todo.core.save", source = "rpiv_todo.meta.core.core.save", show = "core.save" },
+      { fn = "rpiv_todo.core.load", source = "rpiv_todo.meta.core.core.load", show = "core.load" },
+      { fn = "rpiv_todo.session:save", source = "rpiv_todo.session.Session.save", show = "session:save" },
+      { fn = "rpiv_todo.session:load", source = "rpiv_todo.session.Session.load", show = "session:load" },
+      { fn = "rpiv_todo.set_locale", show = 'require("rpiv_todo").set_locale' },
+      { fn = "rpiv_todo.persist.enable", show = "persist.enable" },
+      { fn = "rpiv_todo.persist.disable", show = "persist.disable" },
+      { fn = "rpiv_todo.persist.path", show = "persist.path" },
+      { fn = "rpiv_todo.persist.status", show = "persist.status" },
+      { fn = "rpiv_todo.persist.check", show = "persist.check" },
+      { fn = "rpiv_todo.persist.file_name", show = "persist.file_name" },
+      { fn = "rpiv_todo.persist.parse_name", show = "persist.parse_name" },
+      { fn = "rpiv_todo.persist.key_prefix", show = "persist.key_prefix" },
+      { fn = "rpiv_todo.persist.sha256", show = "persist.sha256" },
+    },
+  },
+  {
+    first = "*rpiv_todo-api*",
+    stop = "section",
+    heading = "7. Host API for front ends",
+    entries = {
+      { text = "rpiv_todo-api", indent = 0 },
+      { fn = "rpiv_todo.nvim.execute" },
+      { fn = "rpiv_todo.nvim.turn_started" },
+      { fn = "rpiv_todo.nvim.register_chat" },
+      { fn = "rpiv_todo.nvim.replay" },
+      { fn = "rpiv_todo.nvim.foreground" },
+      { fn = "rpiv_todo.nvim.pinned" },
+      { fn = "rpiv_todo.nvim.follow" },
+      { fn = "rpiv_todo.nvim.edit" },
+      { text = "RpivTodoUserEdit", tag = "RpivTodoUserEdit", title = "User RpivTodoUserEdit" },
+      { fn = "rpiv_todo.nvim.last_user_edit" },
+      { fn = "rpiv_todo.nvim.set_win" },
+      { fn = "rpiv_todo.nvim.toggle" },
+      { fn = "rpiv_todo.nvim.hide" },
+      { fn = "rpiv_todo.nvim.show" },
+      { fn = "rpiv_todo.nvim.set_expanded" },
+      { fn = "rpiv_todo.nvim.todos" },
+      { fn = "rpiv_todo.nvim.refresh" },
+      { fn = "rpiv_todo.nvim.window" },
+      { fn = "rpiv_todo.nvim.collapsed" },
+      { fn = "rpiv_todo.nvim.attach" },
+      { fn = "rpiv_todo.nvim.detach" },
+      {
+        text = "rpiv_todo-listen-errors",
+        tag = "rpiv_todo-listen-errors",
+        title = "Session listeners",
+      },
+      { text = "rpiv_todo-lua", tag = "rpiv_todo-lua", indent = 0 },
+      { fn = "rpiv_todo.tool", show = "todo.tool" },
+      { fn = "rpiv_todo.reminder", show = "todo.reminder" },
+      { fn = "rpiv_todo.session", show = "todo.session" },
+      { fn = "rpiv_todo.foreground", show = "todo.foreground" },
+      { fn = "rpiv_todo.on_setup", show = "todo.on_setup" },
+      { fn = "rpiv_todo.attach_overlay", show = "todo.attach_overlay" },
+      { fn = "rpiv_todo.locale", show = "todo.locale" },
+    },
+  },
+}
+
+local H = {}
+
+---Fail with a message naming what is wrong; the generator never writes half a help file.
+---@param msg string
+function H.die(msg)
+  io.stderr:write("gen-help: " .. msg .. "\n")
+  os.exit(2)
+end
+
+---@param path string
+---@return string
+function H.read(path)
+  local f = io.open(path, "rb")
+  if f == nil then
+    H.die("cannot read " .. path .. " (run from the repository root)")
+  end
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+---Every lua/**/*.lua file, sorted, without needing a Lua file-system library.
+---@return string[]
+function H.lua_files()
+  local pipe = io.popen("find lua -name '*.lua' | LC_ALL=C sort")
+  if pipe == nil then
+    H.die("cannot list lua/")
+  end
+  local files = {}
+  for line in pipe:lines() do
+    files[#files + 1] = line
+  end
+  pipe:close()
+  if #files == 0 then
+    H.die("no Lua files under lua/ (run from the repository root)")
+  end
+  return files
+end
+
+---`lua/rpiv_todo/nvim/init.lua` -> `rpiv_todo.nvim`.
+---@param path string
+---@return string
+function H.module_of(path)
+  local name = path:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
+  return name
+end
+
+---@param text string
+---@return string[]
+function H.lines(text)
+  local out = {}
+  for line in (text:gsub("\r\n", "\n") .. "\n"):gmatch("([^\n]*)\n") do
+    out[#out + 1] = line
+  end
+  if out[#out] == "" then
+    out[#out] = nil
+  end
+  return out
+end
+
+---The type at the start of `s` (a LuaCATS type may hold spaces inside brackets or
+---around `|`), and the rest.
+---@param s string
+---@return string type, string rest
+function H.split_type(s)
+  local depth, i, n = 0, 1, #s
+  while i <= n do
+    local c = s:sub(i, i)
+    if c == "(" or c == "{" or c == "[" or c == "<" then
+      depth = depth + 1
+    elseif (c == ")" or c == "}" or c == "]" or c == ">") and s:sub(i - 1, i) ~= "->" then
+      depth = depth - 1
+    elseif c == " " and depth <= 0 then
+      local before = s:sub(1, i - 1):match("[|,:]%s*$")
+      local after = s:sub(i):match("^%s*[|,]")
+      if not before and not after then
+        break
+      end
+    end
+    i = i + 1
+  end
+  return s:sub(1, i - 1), (s:sub(i):gsub("^%s+", ""))
+end
+
+---Read every doc block of the sources: functions, class fields and free-standing texts.
+---@return table db
+function H.collect()
+  local db = { fns = {}, texts = {}, classes = {} }
+  for _, path in ipairs(H.lua_files()) do
+    local module = H.module_of(path)
+    local lines = H.lines(H.read(path))
+    local block = {}
+    for lnum, line in ipairs(lines) do
+      local doc = line:match("^%-%-%-(.*)$")
+      if doc ~= nil and not line:match("^%-%-%-%-") then
+        block[#block + 1] = { text = doc, where = path .. ":" .. lnum }
+      else
+        if #block > 0 then
+          H.take_block(db, module, block, line, path .. ":" .. lnum)
+        end
+        block = {}
+      end
+    end
+  end
+  return db
+end
+
+---One `---` block, followed by `line` (the first line after it).
+function H.take_block(db, module, block, line, where)
+  local prose, signatures, helptext, class = {}, {}, nil, nil
+  local field_prose = {}
+  local in_tags = false
+  for _, item in ipairs(block) do
+    local doc = item.text
+    local tag, rest = doc:match("^@(%S+)%s*(.*)$")
+    if tag == "helptext" then
+      helptext = rest
+    elseif tag == "signature" then
+      signatures[#signatures + 1] = rest
+    elseif tag == "class" then
+      local name = rest:match("^%(.-%)%s*(%S+)") or rest:match("^(%S+)")
+      class = (name or ""):gsub(":.*$", "")
+      db.classes[class] = db.classes[class] or {}
+      field_prose = {}
+      in_tags = true
+    elseif tag == "field" and class ~= nil then
+      local name, opt, after = rest:match("^([%w_]+)(%??)%s+(.*)$")
+      if name ~= nil then
+        local ty, desc = H.split_type(after)
+        local text = #field_prose > 0 and field_prose or { desc }
+        db.classes[class][name] = { type = ty, optional = opt == "?", prose = text, where = item.where }
+      end
+      field_prose = {}
+    elseif tag ~= nil then
+      in_tags = true
+    elseif class ~= nil then
+      field_prose[#field_prose + 1] = doc
+    elseif not in_tags then
+      prose[#prose + 1] = doc
+    end
+  end
+  if helptext ~= nil then
+    if db.texts[helptext] ~= nil then
+      H.die("two @helptext blocks named " .. helptext .. ": " .. db.texts[helptext].where .. " and " .. where)
+    end
+    db.texts[helptext] = { prose = prose, where = where }
+    return
+  end
+  local tbl, name, params = line:match("^function%s+([%w_]+)[%.:]([%w_]+)%s*%((.-)%)")
+  if name == nil then
+    tbl, name, params = line:match("^(M)%.([%w_]+)%s*=%s*function%s*%((.-)%)")
+  end
+  if name ~= nil then
+    -- `function M.f` is `<module>.f`; `function Session:f` is `<module>.Session.f`.
+    local full = module .. "." .. (tbl == "M" and "" or tbl .. ".") .. name
+    db.fns[full] = db.fns[full]
+      or { prose = prose, params = params, signatures = signatures, where = where, exported = tbl == "M" }
+  end
+end
+
+---A doc line without the one space that usually follows `---`.
+---@param doc string
+---@return string
+function H.strip(doc)
+  return (doc:gsub("^ ", ""))
+end
+
+---The function `name` (module.fn): first in the module's own file, else in a file of
+---the module's folder.
+function H.find_fn(db, name, from)
+  if from ~= nil then
+    local fn = name:match("([%w_]+)$")
+    return db.fns[from .. "." .. fn] or H.die("no doc block for " .. fn .. " in module " .. from)
+  end
+  if db.fns[name] ~= nil then
+    return db.fns[name]
+  end
+  local module, fn = name:match("^(.*)%.([%w_]+)$")
+  local found = nil
+  for full, entry in pairs(db.fns) do
+    local m, f = full:match("^(.*)%.([%w_]+)$")
+    if entry.exported and f == fn and m:sub(1, #module + 1) == module .. "." then
+      if found ~= nil then
+        H.die(
+          name
+            .. " is documented in two files: "
+            .. found.where
+            .. " and "
+            .. entry.where
+            .. ' (give its entry `from = "<module>"`)'
+        )
+      end
+      found = entry
+    end
+  end
+  if found == nil then
+    H.die("no doc block for function " .. name .. " (expected `function M." .. fn .. "` under lua/)")
+  end
+  return found
+end
+
+---Display width of a help line (UTF-8 aware enough for this file: one column a character).
+---@param s string
+---@return integer
+function H.width(s)
+  local _, count = s:gsub("[^\128-\191]", "")
+  return count
+end
+
+---Append the words of `text` to `words`, a `code span` counting as one word (a span
+---may continue from the previous source line: it is then joined to the last word).
+---@param words string[]
+---@param text string
+function H.add_words(words, text)
+  for word in text:gmatch("%S+") do
+    local last = words[#words]
+    local _, ticks = (last or ""):gsub("`", "")
+    if last ~= nil and ticks % 2 == 1 then
+      words[#words] = last .. " " .. word
+    else
+      words[#words + 1] = word
+    end
+  end
+end
+
+---Re-wrap prose to WIDTH columns, each line starting with `indent` spaces (`first` for
+---the very first line when given). Code blocks and indented lines pass through.
+---@param prose string[]
+---@param indent integer
+---@return string[]
+function H.wrap(prose, indent)
+  local pad = string.rep(" ", indent)
+  local out, words, in_code = {}, {}, false
+  local function flush()
+    if #words == 0 then
+      return
+    end
+    local line = pad
+    for _, word in ipairs(words) do
+      if line ~= pad and H.width(line) + 1 + H.width(word) > WIDTH then
+        out[#out + 1] = line
+        line = pad .. word
+      elseif line == pad then
+        line = pad .. word
+      else
+        line = line .. " " .. word
+      end
+    end
+    out[#out + 1] = line
+    words = {}
+  end
+  for _, raw in ipairs(prose) do
+    local text = H.strip(raw)
+    if in_code then
+      if text:match("^<") then
+        in_code = false
+        out[#out + 1] = text
+      elseif text == "" then
+        out[#out + 1] = ""
+      else
+        out[#out + 1] = pad .. raw
+      end
+    elseif text == "" then
+      flush()
+      out[#out + 1] = ""
+    elseif text == ">" or text:match("%s>$") then
+      H.add_words(words, text:sub(1, -2))
+      flush()
+      if text == ">" then
+        out[#out + 1] = ">"
+      else
+        out[#out] = out[#out] .. " >"
+      end
+      in_code = true
+    elseif text:match("^%s") then
+      flush()
+      out[#out + 1] = pad .. text
+    else
+      H.add_words(words, text)
+    end
+  end
+  flush()
+  while out[#out] == "" do
+    out[#out] = nil
+  end
+  return out
+end
+
+---A tag right-aligned on its own line.
+---@param tag string
+---@return string
+function H.tag_line(tag)
+  local text = "*" .. tag .. "*"
+  return string.rep(" ", math.max(1, WIDTH - H.width(text))) .. text
+end
+
+---`execute(params, ctx)` -> `execute({params}, {ctx})`.
+---@param short string
+---@param params string
+---@return string
+function H.signature(short, params)
+  local shown = {}
+  for p in params:gmatch("[^,%s]+") do
+    shown[#shown + 1] = "{" .. p .. "}"
+  end
+  return short .. "(" .. table.concat(shown, ", ") .. ")"
+end
+
+---The help text of one region entry.
+function H.render_entry(db, entry)
+  local out = {}
+  local function add(lines)
+    for _, l in ipairs(lines) do
+      out[#out + 1] = l
+    end
+  end
+  if entry.fn then
+    local fn
+    if entry.source ~= nil then
+      fn = db.fns[entry.source] or H.die("no doc block for " .. entry.source)
+    else
+      fn = H.find_fn(db, entry.fn, entry.from)
+    end
+    if #fn.prose == 0 then
+      H.die("the doc block of " .. entry.fn .. " (" .. fn.where .. ") has no prose")
+    end
+    local short = entry.show or entry.fn:match("([%w_]+)$")
+    out[#out + 1] = H.tag_line(entry.fn .. "()")
+    if #fn.signatures > 0 then
+      add(fn.signatures)
+    else
+      out[#out + 1] = H.signature(short, fn.params)
+    end
+    add(H.wrap(fn.prose, 4))
+  elseif entry.text then
+    local block = db.texts[entry.text]
+    if block == nil then
+      H.die("no `---@helptext " .. entry.text .. "` block under lua/")
+    end
+    if entry.tag then
+      out[#out + 1] = H.tag_line(entry.tag)
+    end
+    if entry.title then
+      out[#out + 1] = entry.title
+    end
+    add(H.wrap(block.prose, entry.indent or 4))
+  elseif entry.setup then
+    local fn = H.find_fn(db, entry.setup)
+    local class = db.classes[entry.class]
+    if class == nil then
+      H.die("no `---@class " .. entry.class .. "` under lua/")
+    end
+    out[#out + 1] = H.tag_line(entry.setup .. "()")
+    out[#out + 1] = entry.call
+    add(H.wrap(fn.prose, 4))
+    out[#out + 1] = ""
+    local seen = {}
+    for _, name in ipairs(entry.fields) do
+      local field = class[name]
+      if field == nil then
+        H.die(entry.class .. " has no field " .. name)
+      end
+      seen[name] = true
+      local body = H.wrap(field.prose, 22)
+      local first = "    " .. name
+      if H.width(first) < 22 and body[1] ~= nil then
+        body[1] = first .. string.rep(" ", 22 - H.width(first)) .. body[1]:sub(23)
+      else
+        table.insert(body, 1, first)
+      end
+      add(body)
+    end
+    for name, field in pairs(class) do
+      if not seen[name] then
+        H.die(entry.class .. "." .. name .. " (" .. field.where .. ") is missing from the help's field list")
+      end
+    end
+  else
+    H.die("a region entry of unknown kind")
+  end
+  return out
+end
+
+---The generated lines of one region.
+function H.render_region(db, region)
+  local out = {}
+  if region.heading then
+    local head = region.heading
+    out[#out + 1] = head .. string.rep(" ", math.max(1, WIDTH - H.width(head) - H.width(region.first))) .. region.first
+    out[#out + 1] = ""
+  end
+  for i, entry in ipairs(region.entries) do
+    if i > 1 then
+      out[#out + 1] = ""
+    end
+    for _, l in ipairs(H.render_entry(db, entry)) do
+      out[#out + 1] = l
+    end
+  end
+  for i, l in ipairs(out) do
+    out[i] = l:gsub("%s+$", "")
+  end
+  return out
+end
+
+---The help with every region replaced.
+---@param help string
+---@return string
+function H.generate(help)
+  local db = H.collect()
+  local lines = H.lines(help)
+  for _, region in ipairs(REGIONS) do
+    local first, stop = nil, nil
+    for i, l in ipairs(lines) do
+      if first == nil and l:find(region.first, 1, true) then
+        first = i
+      elseif first ~= nil and stop == nil then
+        if region.stop == "section" and l:match("^====") then
+          stop = i
+        elseif region.stop ~= "section" and l:find(region.stop, 1, true) then
+          stop = i
+        end
+      end
+    end
+    if first == nil or stop == nil then
+      H.die(HELP .. ": cannot find the region from " .. region.first .. " to " .. region.stop)
+    end
+    local body = H.render_region(db, region)
+    body[#body + 1] = ""
+    local new = {}
+    for i = 1, first - 1 do
+      new[#new + 1] = lines[i]
+    end
+    for _, l in ipairs(body) do
+      new[#new + 1] = l
+    end
+    for i = stop, #lines do
+      new[#new + 1] = lines[i]
+    end
+    lines = new
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+local check = arg and arg[1] == "--check"
+local help = H.read(HELP)
+local generated = H.generate(help)
+if check then
+  if generated ~= help then
+    local old, new = H.lines(help), H.lines(generated)
+    for i = 1, math.max(#old, #new) do
+      if old[i] ~= new[i] then
+        io.stderr:write(
+          ("%s is stale from line %d:\n  has:    %s\n  source: %s\n"):format(
+            HELP,
+            i,
+            old[i] or "<end>",
+            new[i] or "<end>"
+          )
+        )
+        break
+      end
+    end
+    io.stderr:write("Regenerate it with:  luajit scripts/gen-help.lua\n")
+    os.exit(1)
+  end
+  print(HELP .. " is up to date with the annotations")
+else
+  local f = assert(io.open(HELP, "wb"))
+  f:write(generated)
+  f:close()
+  print("wrote " .. HELP)
+end
