@@ -1,0 +1,209 @@
+"""tests/mcp/client_test.py: the MCP server (scripts/mcp.sh) against a real client, the
+official Python SDK (`mcp` on PyPI).
+
+The SDK spawns the server over stdio through a `tee`, so every line the server writes is
+also kept raw; the test lists the tools, creates three tasks with a dependency, updates
+one, lists, and sends a bad call. The reply texts are hand-written literals of what the
+reducer answers; the tool and each result are validated against the published schema of
+MCP 2025-11-25, and so is every message the server sent (JSON-RPC message, and each
+result against the result type of the request it answers). It also checks that the list
+was saved in the state directory given with --state-dir, in the one file
+rpiv_todo.persist names after the working directory and the session.
+
+    python3 tests/mcp/client_test.py [SCHEMA_DIR]
+
+SCHEMA_DIR holds schema-2025-11-25.json (default: $RPIV_DEPS/model-context-protocol, then
+../shared/deps/model-context-protocol). Exit status 0 when everything passed; prints
+"N passed, N failed".
+"""
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSED = 0
+FAILED = 0
+
+
+def check(cond, what, got=None):
+    global PASSED, FAILED
+    if cond:
+        PASSED += 1
+        print(f"ok - {what}")
+    else:
+        FAILED += 1
+        print(f"not ok - {what}" + (f"\n         got: {got!r}" if got is not None else ""))
+
+
+def eq(got, want, what):
+    check(got == want, what if got == want else f"{what}\n    expected: {want!r}", got if got != want else None)
+
+
+def schema_dir():
+    if len(sys.argv) > 1:
+        return Path(sys.argv[1])
+    deps = os.environ.get("RPIV_DEPS") or str(ROOT.parent / "shared" / "deps")
+    return Path(deps) / "model-context-protocol"
+
+
+def validator_for(schema, name):
+    """A validator of one definition of the published schema (draft 2020-12)."""
+    sub = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
+    return jsonschema.Draft202012Validator(sub)
+
+
+def errors_of(validator, value):
+    return [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(value)]
+
+
+async def run(schema, workdir, state_dir, raw_log):
+    tool_validator = validator_for(schema, "Tool")
+    call_validator = validator_for(schema, "CallToolResult")
+    mcp_sh = str(ROOT / "scripts" / "mcp.sh")
+    # tee keeps every byte the server writes; the SDK reads the same bytes.
+    command = f"set -o pipefail; {shlex.quote(mcp_sh)} --state-dir {shlex.quote(str(state_dir))} | tee -a {shlex.quote(str(raw_log))}"
+    params = StdioServerParameters(
+        command="bash",
+        args=["-c", command],
+        cwd=str(workdir),
+        env={**os.environ, "XDG_CONFIG_HOME": str(workdir / "no-config")},
+    )
+    texts = []
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            eq(init.protocolVersion, "2025-11-25", "the server speaks the client's revision")
+            eq(init.serverInfo.name, "rpiv_todo", "server name")
+
+            tools = await session.list_tools()
+            eq([t.name for t in tools.tools], ["todo"], "one tool, todo")
+            tool = tools.tools[0].model_dump(by_alias=True, exclude_none=True, mode="json")
+            errs = errors_of(tool_validator, tool)
+            eq(errs, [], "the tool validates against the schema's Tool")
+            eq(tool["inputSchema"]["required"], ["action"], "inputSchema.required")
+            eq(
+                tool["inputSchema"]["properties"]["action"]["enum"],
+                ["create", "update", "list", "get", "delete", "clear"],
+                "the six actions",
+            )
+            check(
+                '{"action":"update","id":3,"status":"completed"}' in tool["description"],
+                "the guidance is in the description",
+            )
+            jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
+            check(True, "inputSchema is a valid draft 2020-12 schema")
+
+            calls = [
+                ({"action": "create", "subject": "Write the parser"}, "Created #1: Write the parser (pending)", False),
+                ({"action": "create", "subject": "Write the tests"}, "Created #2: Write the tests (pending)", False),
+                (
+                    {"action": "create", "subject": "Ship it", "blockedBy": [1, 2]},
+                    "Created #3: Ship it (pending)",
+                    False,
+                ),
+                (
+                    {"action": "update", "id": 1, "status": "in_progress", "activeForm": "Writing the parser"},
+                    "Updated #1 (pending → in_progress)",
+                    False,
+                ),
+                (
+                    {"action": "list"},
+                    "[in_progress] #1 Write the parser (Writing the parser)\n"
+                    "[pending] #2 Write the tests\n"
+                    "[pending] #3 Ship it ⛓ #1,#2",
+                    False,
+                ),
+                ({"action": "update", "id": 9, "status": "completed"}, "Error: #9 not found", True),
+            ]
+            for args, want_text, want_error in calls:
+                result = await session.call_tool("todo", args)
+                dumped = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+                what = json.dumps(args)
+                eq(errors_of(call_validator, dumped), [], f"{what}: validates as CallToolResult")
+                eq([c.type for c in result.content], ["text"], f"{what}: one text block")
+                eq(result.content[0].text, want_text, f"{what}: reply text")
+                eq(bool(result.isError), want_error, f"{what}: isError")
+                details = result.structuredContent or {}
+                eq(details.get("action"), args["action"], f"{what}: structuredContent.action")
+                eq(details.get("params"), args, f"{what}: structuredContent.params")
+                texts.append(result.content[0].text)
+                if want_error:
+                    eq(details.get("error"), "#9 not found", f"{what}: structuredContent.error")
+            final = result.structuredContent
+            eq(final["nextId"], 4, "nextId after three creates")
+            eq(
+                [(t["id"], t["status"], t.get("blockedBy")) for t in final["tasks"]],
+                [(1, "in_progress", None), (2, "pending", None), (3, "pending", [1, 2])],
+                "the tasks after the bad call are unchanged",
+            )
+    return texts
+
+
+def validate_raw(schema, raw_log):
+    """Every line the server wrote is a JSON-RPC message of the schema, and each result
+    validates as the result type of the request it answers (ids as the SDK numbers them:
+    initialize, tools/list, then the calls)."""
+    message = validator_for(schema, "JSONRPCMessage")
+    by_kind = {
+        "initialize": validator_for(schema, "InitializeResult"),
+        "tools/list": validator_for(schema, "ListToolsResult"),
+        "tools/call": validator_for(schema, "CallToolResult"),
+    }
+    lines = [line for line in raw_log.read_text().splitlines() if line.strip()]
+    check(len(lines) >= 8, f"the server sent {len(lines)} messages")
+    kinds = ["initialize", "tools/list"] + ["tools/call"] * 6
+    bad = []
+    for i, line in enumerate(lines):
+        try:
+            msg = json.loads(line)
+        except ValueError as e:
+            bad.append(f"line {i + 1} is not JSON: {e}")
+            continue
+        bad += [f"line {i + 1}: {e}" for e in errors_of(message, msg)]
+        if "result" in msg and isinstance(msg.get("id"), int) and msg["id"] < len(kinds):
+            bad += [f"line {i + 1} ({kinds[msg['id']]}): {e}" for e in errors_of(by_kind[kinds[msg["id"]]], msg["result"])]
+        if "error" in msg:
+            bad.append(f"line {i + 1}: a protocol error: {msg['error']}")
+    eq(bad, [], "every message the server sent validates against the schema")
+
+
+def main():
+    schema_path = schema_dir() / "schema-2025-11-25.json"
+    if not schema_path.is_file():
+        print(f"skipped: {schema_path} not found (set RPIV_DEPS to the folder of the pinned deps)")
+        return 1
+    schema = json.loads(schema_path.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        workdir = tmp / "project"
+        workdir.mkdir()
+        state_dir = tmp / "state"
+        raw_log = tmp / "server.jsonl"
+        asyncio.run(run(schema, workdir, state_dir, raw_log))
+        validate_raw(schema, raw_log)
+        # One file: this directory's list, named by rpiv_todo.persist (as the editor names it).
+        saved = sorted(state_dir.glob("*.json"))
+        eq(len(saved), 1, "one list file in the state directory")
+        if saved:
+            check(saved[0].name.endswith("@default.json"), f"the directory's default list: {saved[0].name}")
+            state = json.loads(saved[0].read_text())
+            eq(
+                [(t["id"], t["subject"], t["status"]) for t in state["tasks"]],
+                [(1, "Write the parser", "in_progress"), (2, "Write the tests", "pending"), (3, "Ship it", "pending")],
+                "the saved list",
+            )
+    print(f"{PASSED} passed, {FAILED} failed")
+    return 0 if FAILED == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
