@@ -72,6 +72,8 @@ cc.setup({
   history_path = history,
   log_level = "error",
 })
+-- Its user commands (:CopilotChatReset, :CopilotChatLoad); the runner starts with --noplugin.
+vim.cmd("runtime plugin/CopilotChat.lua")
 
 local sessions = require("rpiv_todo.session")
 
@@ -118,8 +120,8 @@ T.test("the todo function reaches the model with its schema and guidance", funct
     end
   end
   T.ok(tool ~= nil, "todo is among the tools sent")
-  T.eq(tool.schema.required, { "action" }, "schema.required")
-  T.eq(tool.schema.properties.action.enum, { "create", "update", "list", "get", "delete", "clear" }, "actions")
+  T.same(tool.schema.required, { "action" }, "schema.required")
+  T.same(tool.schema.properties.action.enum, { "create", "update", "list", "get", "delete", "clear" }, "actions")
   T.ok(tool.description:find("Guidelines:", 1, true) ~= nil, "the guidelines are in the description")
   T.ok(
     tool.description:find('{"action":"update","id":3,"status":"completed"}', 1, true) ~= nil,
@@ -158,7 +160,7 @@ T.test("a rejected call raises its text from resolve", function()
   T.eq(ok, false, "raised")
   T.eq(err, "Error: #7 not found", "message")
   local resources = fn.resolve({ action = "create", subject = "x" }, nil)
-  T.eq(resources, { { data = "Created #1: x (pending)", name = "todo", mimetype = "text/plain" } }, "resource")
+  T.same(resources, { { data = "Created #1: x (pending)", name = "todo", mimetype = "text/plain" } }, "resource")
 end)
 
 T.test(":CopilotChatReset starts a new list", function()

@@ -67,7 +67,7 @@ T.test("register adds the native server rpiv_todo with the todo tool and the /to
   T.ok(native ~= nil, "mcphub knows it")
   local tool = native.capabilities.tools[1]
   T.eq(tool.name, "todo", "tool name")
-  T.eq(tool.inputSchema.required, { "action" }, "inputSchema.required")
+  T.same(tool.inputSchema.required, { "action" }, "inputSchema.required")
   T.contains(tool.description, '{"action":"update","id":3,"status":"completed"}', "guidance in the description")
   T.eq(native.capabilities.resources[1].uri, "rpiv_todo://todos", "resource")
   local again = adapter.register()
@@ -129,7 +129,12 @@ T.test("the resource rpiv_todo://todos reads the caller's list as /todos shows i
   A.wait_for(function()
     return done
   end, "the resource")
-  T.eq(got.text, "1 pending\n── Pending ──\n  ○ #1 Write the parser", "/todos text")
+  -- mcphub puts "Resource <uri>:" before a resource's text when it parses the response.
+  T.eq(
+    got.text,
+    "Resource rpiv_todo://todos:\n1 pending\n── Pending ──\n  ○ #1 Write the parser",
+    "/todos text, as mcphub hands it to the chat"
+  )
 end)
 
 T.test("options are checked", function()

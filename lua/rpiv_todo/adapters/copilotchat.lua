@@ -16,7 +16,8 @@
 -- appended to the description. Its JSON decoder turns null into nil (`luanil`), so
 -- `{"metadata":{"a":null}}` arrives without the key: nothing is deleted.
 --
--- Sessions: CopilotChat has one chat window. A chat is known by the id of its first message:
+-- Sessions: CopilotChat has one chat window. A chat is known by the id of its first message
+-- with text (the user's first prompt):
 -- `:CopilotChatReset` (or a new prompt with `clear_chat_on_new_prompt`) starts a new chat
 -- with a new first message, so a new list; `:CopilotChatLoad name` brings back the messages
 -- of a saved chat with their ids, so a loaded chat gets its own list, the same one every
@@ -74,8 +75,9 @@ function H.chat()
   return ok and type(chat) == "table" and chat or nil
 end
 
----The session of a chat: named after the id of its first message, which a reset replaces
----and a load brings back.
+---The session of a chat: named after the id of its first message with text, which a reset
+---replaces and a load brings back. (CopilotChat starts every chat, a loaded one too, with an
+---empty user message of a fresh id; a new chat's prompt then fills that message in place.)
 ---@param chat table|nil
 ---@return string|nil
 function M.chat_session(chat)
@@ -83,9 +85,18 @@ function M.chat_session(chat)
     return nil
   end
   local ok, messages = pcall(chat.get_messages, chat)
-  local first = ok and type(messages) == "table" and messages[1] or nil
-  if type(first) == "table" and (type(first.id) == "string" or type(first.id) == "number") and first.id ~= "" then
-    return M.PREFIX .. tostring(first.id)
+  if not ok or type(messages) ~= "table" then
+    return nil
+  end
+  for _, message in ipairs(messages) do
+    local id = type(message) == "table" and message.id or nil
+    local content = type(message) == "table" and message.content or nil
+    if type(content) == "string" and content:find("%S") ~= nil then
+      if (type(id) == "string" and id ~= "") or type(id) == "number" then
+        return M.PREFIX .. tostring(id)
+      end
+      return nil
+    end
   end
   return nil
 end

@@ -99,7 +99,10 @@ end
 ---The working directory's list.
 ---@return string
 function H.cwd_session()
-  local ok, cwd = pcall(vim.fn.getcwd)
+  local vim_ = rawget(_G, "vim")
+  local ok, cwd = pcall(function()
+    return vim_.fn.getcwd()
+  end)
   return "mcphub:" .. ((ok and type(cwd) == "string") and cwd or "")
 end
 
