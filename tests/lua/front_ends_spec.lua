@@ -1,7 +1,7 @@
 -- tests/lua/front_ends_spec.lua: the CopilotChat.nvim and mcphub.nvim adapters called the
--- way those plugins call them, from a plain interpreter (luajit, lua5.1, lua5.4; Neovim runs
--- tests/lua specs too). CopilotChat calls `resolve(input, source)` and reads the `data` of the
--- resources it returns, or the message of the error it raises; mcphub calls a native tool's
+-- way those plugins call them, from a plain interpreter (luajit, lua5.1, lua5.4).
+-- CopilotChat calls `resolve(input, source)` and reads the `data` of the resources it
+-- returns, or the message of the error it raises; mcphub calls a native tool's
 -- `handler(req, res)` with `req.params` (the arguments) and `req.caller` (who called), and
 -- `res:text(t):send()` / `res:error(t)` answer. The plugins themselves are driven in
 -- tests/agents/. Expected texts are the reducer's, hand-written.
