@@ -6,7 +6,6 @@
 //! Counts are passed to Fluent as numbers so translations select CLDR plural forms.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::PathBuf;
 
 use fluent_templates::fluent_bundle::FluentValue;
@@ -30,9 +29,6 @@ pub const DEFAULT_LOCALE: &str = "en";
 
 /// Environment variable that overrides the locale for rpiv_todo alone.
 pub const ENV_LOCALE: &str = "RPIV_TODO_LOCALE";
-
-/// The locale file is user-written; anything larger than this is not a locale file.
-const LOCALE_FILE_MAX_BYTES: u64 = 64 * 1024;
 
 /// A Fluent variable's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,15 +174,13 @@ fn locale_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 }
 
 /// The locale named by `{"locale": "<tag>"}`; a missing, unreadable, oversized or
-/// malformed file is no answer, silently.
+/// malformed file is no answer, silently. Read like every file (`store::read_file`):
+/// a pipe or a terminal put there is never opened for reading, and the size limit is
+/// the one `store::save_locale` merges under, so a choice it saved is always read back.
 fn read_locale_file(path: &std::path::Path) -> Option<&'static str> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut text = String::new();
-    file.take(LOCALE_FILE_MAX_BYTES)
-        .read_to_string(&mut text)
-        .ok()?;
+    let bytes = crate::store::read_file(path, crate::store::LOCALE_FILE_MAX_BYTES).ok()?;
     // Read as a JSON value, not a derived struct: serde would also accept `["de"]`.
-    let parsed: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let parsed: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     normalize(parsed.as_object()?.get("locale")?.as_str()?)
 }
 
@@ -999,6 +993,49 @@ mod tests {
         assert_eq!(
             resolve(None, &env_of(&[("XDG_CONFIG_HOME", &xdg_path)])),
             "en"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_at_the_locale_file_is_skipped_without_waiting_for_a_writer() {
+        let xdg = tempfile::tempdir().expect("tempdir");
+        let dir = xdg.path().join("rpiv-i18n");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let fifo = dir.join("locale.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo makes the pipe");
+        let xdg_path = xdg.path().to_string_lossy().into_owned();
+        // A plain open waits for a writer forever: resolve on a thread, and if it has not
+        // answered after a long while, become the writer so it ends and the test fails.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let env = env_of(&[("XDG_CONFIG_HOME", &xdg_path), ("LANG", "fr_FR.UTF-8")]);
+            let _ = tx.send(resolve(None, &env));
+        });
+        let got = match rx.recv_timeout(std::time::Duration::from_secs(30)) {
+            Ok(got) => got,
+            Err(_) => {
+                let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+                panic!("the locale chain blocked on the pipe at {}", fifo.display());
+            }
+        };
+        assert_eq!(got, "fr");
+    }
+
+    #[test]
+    fn a_locale_file_save_locale_wrote_is_read_back_however_large_it_may_be() {
+        // The old reader stopped at 64 KiB while save_locale merged into files up to
+        // 1 MiB: the choice saved into a large file was ignored.
+        let xdg = tempfile::tempdir().expect("tempdir");
+        let pad = "x".repeat(200 * 1024);
+        write_locale_file(xdg.path(), &format!(r#"{{"pad":"{pad}"}}"#));
+        let path = xdg.path().join("rpiv-i18n").join("locale.json");
+        crate::store::save_locale(&path, "uk").expect("saved");
+        let xdg_path = xdg.path().to_string_lossy().into_owned();
+        assert_eq!(
+            resolve(None, &env_of(&[("XDG_CONFIG_HOME", &xdg_path)])),
+            "uk"
         );
     }
 }

@@ -36,17 +36,36 @@ pub const FORMAT_VERSION: u64 = 1;
 /// list is about 30 KiB).
 pub const MAX_LIST_BYTES: u64 = 64 * 1024 * 1024;
 
-/// The locale file is a small settings file; one larger than this is not merged into.
-const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+/// The most rpiv-i18n's `locale.json` may hold, for reading it (the locale chain) and
+/// for merging a choice into it (`save_locale`) alike: a larger file is neither read
+/// nor replaced.
+pub const LOCALE_FILE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// What went wrong with a file. Each message starts with the path.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StoreError {
-    /// There is no file at the path.
+    /// There is no file at the path (a dangling symbolic link included).
     #[error("{path}: no such file")]
     Missing {
         /// The path, as given.
         path: String,
+    },
+    /// Something other than a plain file is at the path (a directory, a pipe, a
+    /// terminal, a device): it was not opened for reading.
+    #[error("{path}: cannot read: {what}")]
+    NotFile {
+        /// The path, as given.
+        path: String,
+        /// What is there instead, in words.
+        what: String,
+    },
+    /// The file is larger than the most this kind of file may hold: it was not read.
+    #[error("{path}: larger than {limit} bytes, the most this file may hold: not read")]
+    TooLarge {
+        /// The path, as given.
+        path: String,
+        /// The limit, in bytes.
+        limit: u64,
     },
     /// The file exists but could not be read.
     #[error("{path}: cannot read: {reason}")]
@@ -74,16 +93,73 @@ pub enum StoreError {
     },
 }
 
+/// What kind of failure a [`StoreError`] is, for a caller that acts on it (start empty
+/// for a missing file, move aside only an invalid one) without reading the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// No file at the path.
+    Missing,
+    /// A directory, a pipe, a terminal or a device where a file belongs.
+    NotFile,
+    /// Larger than the limit; not read.
+    TooLarge,
+    /// The system refused or failed the read or the write (permissions, too many open
+    /// files, an I/O error, a full disk): a later attempt may succeed.
+    Io,
+    /// The content is not what it should be (not JSON, not a list, breaks its rules).
+    Invalid,
+}
+
+impl FailureKind {
+    /// The name Lua sees as `core.load`'s third result.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Missing => "missing",
+            FailureKind::NotFile => "not_file",
+            FailureKind::TooLarge => "too_large",
+            FailureKind::Io => "io",
+            FailureKind::Invalid => "invalid",
+        }
+    }
+}
+
+impl StoreError {
+    /// What kind of failure this is; decided where the failure happened (from the
+    /// `io::ErrorKind` or the check that refused), never from the message.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            StoreError::Missing { .. } => FailureKind::Missing,
+            StoreError::NotFile { .. } => FailureKind::NotFile,
+            StoreError::TooLarge { .. } => FailureKind::TooLarge,
+            StoreError::Read { .. } | StoreError::Write { .. } => FailureKind::Io,
+            StoreError::Invalid { .. } => FailureKind::Invalid,
+        }
+    }
+}
+
 fn shown(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// An I/O error in words, without Rust's `(os error N)` suffix where a plain phrase says it.
+/// An I/O error in words, without Rust's `(os error N)` suffix where a plain phrase says
+/// it, and never with the name of a temporary file (tempfile appends ` at path <name>`):
+/// the user never sees that name, and a message that changes with it at every save
+/// would be reported again at every save.
 fn reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file or directory".into(),
         io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
+        #[cfg(unix)]
+        _ if e.raw_os_error() == Some(libc::ELOOP) => {
+            "a symbolic link that never reaches a file (a loop, or too many links)".into()
+        }
+        _ => {
+            let text = e.to_string();
+            match text.find(" at path ") {
+                Some(at) => text[..at].to_owned(),
+                None => text,
+            }
+        }
     }
 }
 
@@ -94,7 +170,7 @@ pub fn save(path: &Path, state: &State) -> Result<(), StoreError> {
 
 /// Read the list saved at `path`.
 pub fn load(path: &Path) -> Result<State, StoreError> {
-    let bytes = read_bounded(path, MAX_LIST_BYTES)?;
+    let bytes = read_file(path, MAX_LIST_BYTES)?;
     parse(&bytes).map_err(|what| StoreError::Invalid {
         path: shown(path),
         what,
@@ -196,7 +272,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     if path.as_os_str().is_empty() {
         return Err(fail("the path is empty".into()));
     }
-    let target = follow_link(path);
+    let target = follow_link(path).map_err(fail)?;
     let Some(name) = target.file_name() else {
         return Err(fail("the path does not name a file".into()));
     };
@@ -228,16 +304,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         if e.kind() == io::ErrorKind::NotFound {
             fail(format!("the directory {} does not exist", dir.display()))
         } else {
-            // tempfile appends " at path <temporary name>": a name the user never sees.
-            let why = reason(&e);
-            let why = why.split(" at path ").next().unwrap_or_default();
-            fail(format!("cannot create a file in {}: {why}", dir.display()))
+            fail(format!(
+                "cannot create a file in {}: {}",
+                dir.display(),
+                reason(&e)
+            ))
         }
     })?;
     // On any error below the temporary file is removed when `tmp` drops.
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.flush())
-        .and_then(|()| tmp.as_file().sync_all())
+    // Through the plain file, whose errors do not carry the temporary name.
+    let file = tmp.as_file_mut();
+    file.write_all(bytes)
+        .and_then(|()| file.flush())
+        .and_then(|()| file.sync_all())
         .map_err(|e| fail(reason(&e)))?;
     tmp.persist(&target).map_err(|e| fail(reason(&e.error)))?;
     sync_dir(&dir);
@@ -252,10 +331,37 @@ const RANDOM_CHARS: usize = 6;
 /// rename (a save takes milliseconds), never one still being written.
 const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// When this process last looked for each target's leftovers (directory and prefix).
+type SweepLog = std::collections::HashMap<(PathBuf, std::ffi::OsString), std::time::Instant>;
+static SWEPT: std::sync::Mutex<Option<SweepLog>> = std::sync::Mutex::new(None);
+
+/// Is it time to look for `prefix`'s leftovers in `dir` again? Listing a directory of
+/// 100,000 lists took ~50 ms, too much for every save; a temporary file can only become
+/// stale `STALE_AFTER` after it was made, so looking once per that interval per target
+/// (and at a process's first save of it) removes everything as before.
+fn sweep_due(dir: &Path, prefix: &std::ffi::OsStr) -> bool {
+    // Nothing panics while the lock is held; a poisoned lock still holds a valid map.
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let log = swept.get_or_insert_with(SweepLog::new);
+    let now = std::time::Instant::now();
+    let key = (dir.to_path_buf(), prefix.to_os_string());
+    match log.get(&key) {
+        Some(last) if now.duration_since(*last) < STALE_AFTER => false,
+        _ => {
+            log.insert(key, now);
+            true
+        }
+    }
+}
+
 /// Remove what killed writers left beside the target (`.<name>.<random>.tmp`, old
 /// enough that no save can still be using it), so crashes do not pile files up.
-/// Best effort: the save itself already succeeded.
+/// Best effort: the save itself already succeeded. The directory is listed at most once
+/// per `STALE_AFTER` for each target (`sweep_due`), not at every save.
 fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
+    if !sweep_due(dir, prefix) {
+        return;
+    }
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -283,16 +389,36 @@ fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
     }
 }
 
-/// The file a symbolic link points to (so a dotfile kept as a link stays one); any other
-/// path as it is.
-fn follow_link(path: &Path) -> PathBuf {
-    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    if is_link {
-        if let Ok(real) = fs::canonicalize(path) {
-            return real;
+/// The file a symbolic link points to, followed link by link, so that a dotfile kept as
+/// a link stays one, even when its target does not exist yet (a dangling link: the
+/// target is created); any other path as it is. A loop of links, or a chain longer than
+/// the system follows, is refused: replacing the link with a plain file would lose it.
+fn follow_link(path: &Path) -> Result<PathBuf, String> {
+    // Linux follows at most 40 links in one path.
+    const MAX_HOPS: usize = 40;
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_HOPS {
+        let is_link = fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return Ok(current);
         }
+        let to = fs::read_link(&current).map_err(|e| {
+            format!(
+                "cannot follow the symbolic link {}: {}",
+                current.display(),
+                reason(&e)
+            )
+        })?;
+        // A relative target is relative to the link's directory; joined, not normalized,
+        // so `..` means what the system makes of it.
+        current = match current.parent() {
+            Some(dir) if to.is_relative() => dir.join(to),
+            _ => to,
+        };
     }
-    path.to_path_buf()
+    Err(format!(
+        "a symbolic link that never reaches a file (a loop, or more than {MAX_HOPS} links); left as it is"
+    ))
 }
 
 /// Make the rename durable. Best effort: by now the new file is in place, and some
@@ -307,40 +433,92 @@ fn sync_dir(dir: &Path) {
     let _ = dir;
 }
 
-/// The whole file, refused when it is larger than `limit` or not a plain file.
-fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
-    let read_err = |reason: String| StoreError::Read {
-        path: shown(path),
-        reason,
-    };
-    let missing_or = |e: io::Error| {
+/// The whole file at `path`, or why not. Nothing but a plain file is ever opened for
+/// reading, and a file larger than `limit` is refused from its size, unread: opening a
+/// pipe blocks until someone writes to it, reading a terminal or a device may never end,
+/// and reading 2 GB to find out it is too large stalls the host.
+///
+/// The type and size are looked at before opening (so a device is never opened at all),
+/// and again on the opened descriptor, because the path may be replaced in between: the
+/// open itself does not block (`O_NONBLOCK`; `O_NOCTTY` so a terminal never becomes the
+/// process's controlling one), and what was opened is checked before a byte is read. A
+/// file that grows past `limit` while it is read is refused too.
+pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
+    let io_err = |e: io::Error| {
         if e.kind() == io::ErrorKind::NotFound {
             StoreError::Missing { path: shown(path) }
         } else {
-            read_err(reason(&e))
+            StoreError::Read {
+                path: shown(path),
+                reason: reason(&e),
+            }
         }
     };
-    // Looked at before opening: opening a pipe blocks until someone writes to it, and a
-    // device may never end.
-    let meta = fs::metadata(path).map_err(missing_or)?;
-    if meta.is_dir() {
-        return Err(read_err("it is a directory".into()));
-    }
-    if !meta.is_file() {
-        return Err(read_err("it is not a regular file".into()));
-    }
-    let file = File::open(path).map_err(missing_or)?;
+    let check = |meta: &fs::Metadata| {
+        if !meta.is_file() {
+            return Err(StoreError::NotFile {
+                path: shown(path),
+                what: not_a_file(meta),
+            });
+        }
+        if meta.len() > limit {
+            return Err(StoreError::TooLarge {
+                path: shown(path),
+                limit,
+            });
+        }
+        Ok(())
+    };
+    check(&fs::metadata(path).map_err(io_err)?)?;
+    let file = open_for_reading(path).map_err(io_err)?;
+    check(&file.metadata().map_err(io_err)?)?;
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| read_err(reason(&e)))?;
+        .map_err(io_err)?;
     if bytes.len() as u64 > limit {
-        return Err(StoreError::Invalid {
+        return Err(StoreError::TooLarge {
             path: shown(path),
-            what: format!("larger than {limit} bytes: not a file this tool wrote"),
+            limit,
         });
     }
     Ok(bytes)
+}
+
+/// What is at a path instead of a plain file, in words.
+fn not_a_file(meta: &fs::Metadata) -> String {
+    if meta.is_dir() {
+        return "it is a directory".into();
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "it is a pipe (FIFO), not a regular file".into();
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "it is a device, not a regular file".into();
+        }
+        if t.is_socket() {
+            return "it is a socket, not a regular file".into();
+        }
+    }
+    "it is not a regular file".into()
+}
+
+/// Open without blocking: on a pipe with no writer, a plain `open` waits forever.
+fn open_for_reading(path: &Path) -> io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // For a regular file O_NONBLOCK changes nothing; anything else is refused after
+        // the open, before any read.
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    options.open(path)
 }
 
 /// Set `"locale": code` in the JSON object at `path` (rpiv-i18n's `locale.json`), keeping
@@ -358,7 +536,7 @@ pub fn save_locale(path: &Path, code: &str) -> Result<(), StoreError> {
             crate::i18n::LOCALES_SUPPORTED.join(", ")
         )));
     }
-    let mut map = match read_bounded(path, MAX_SETTINGS_BYTES) {
+    let mut map = match read_file(path, LOCALE_FILE_MAX_BYTES) {
         Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Map::new(),
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(map)) => map,
@@ -565,13 +743,32 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_second_save_soon_after_the_first_does_not_list_the_directory_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        save(&d.join("list.json"), &state(1)).unwrap();
+        // Left by a killed save an hour ago, but appearing only now: only a listing of
+        // the directory would find it, and the second save must not list it.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        File::create(d.join(".list.json.AbC123.tmp"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        save(&d.join("list.json"), &state(2)).unwrap();
+        assert_eq!(files_in(d), [".list.json.AbC123.tmp", "list.json"]);
+        // Another target in the same directory has its own first look.
+        assert!(sweep_due(d, std::ffi::OsStr::new(".third.json.")));
+        assert!(!sweep_due(d, std::ffi::OsStr::new(".third.json.")));
+    }
+
     #[cfg(unix)]
     #[test]
     fn devices_and_pipes_are_neither_read_nor_replaced() {
         // Reading /dev/null is harmless even if the check were gone (it would be empty).
         assert_eq!(
             load(Path::new("/dev/null")).unwrap_err().to_string(),
-            "/dev/null: cannot read: it is not a regular file"
+            "/dev/null: cannot read: it is a device, not a regular file"
         );
         // Replacing is tried on a pipe of our own, never on a real device.
         let dir = tempfile::tempdir().unwrap();
@@ -587,7 +784,10 @@ mod tests {
         );
         assert_eq!(
             load(&fifo).unwrap_err().to_string(),
-            format!("{}: cannot read: it is not a regular file", fifo.display())
+            format!(
+                "{}: cannot read: it is a pipe (FIFO), not a regular file",
+                fifo.display()
+            )
         );
         assert!(!fs::metadata(&fifo).unwrap().is_file(), "still a pipe");
         assert_eq!(files_in(dir.path()), ["pipe"]);
@@ -671,5 +871,154 @@ mod tests {
         );
         assert_eq!(fs::read_to_string(&path).unwrap(), "[\"de\"]");
         assert_eq!(files_in(dir.path()), ["locale.json"]);
+    }
+
+    fn mkfifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(
+            made.is_ok_and(|s| s.success()),
+            "mkfifo (coreutils) makes the pipe"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn each_failure_has_its_kind_decided_without_reading_the_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let fifo = d.join("pipe.json");
+        mkfifo(&fifo);
+        fs::write(d.join("bad.json"), "{").unwrap();
+        let cases = [
+            (d.join("missing.json"), FailureKind::Missing, "missing"),
+            (d.to_path_buf(), FailureKind::NotFile, "not_file"),
+            (fifo, FailureKind::NotFile, "not_file"),
+            (PathBuf::from("/dev/zero"), FailureKind::NotFile, "not_file"),
+            (d.join("bad.json"), FailureKind::Invalid, "invalid"),
+            // A directory in the middle of the path: ENOTDIR, a system refusal.
+            (d.join("bad.json").join("x"), FailureKind::Io, "io"),
+        ];
+        for (path, kind, name) in cases {
+            let err = load(&path).unwrap_err();
+            assert_eq!((err.kind(), err.kind().as_str()), (kind, name), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_huge_file_is_refused_from_its_size_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.json");
+        // 2 GiB, sparse: no disk used. Reading even the first 64 MiB of it would take a
+        // visible moment; the size says enough.
+        File::create(&path)
+            .unwrap()
+            .set_len(2 * 1024 * 1024 * 1024)
+            .unwrap();
+        let err = load(&path).unwrap_err();
+        assert_eq!(err.kind(), FailureKind::TooLarge);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: larger than 67108864 bytes, the most this file may hold: not read",
+                path.display()
+            )
+        );
+        // One byte over the limit is over; the limit itself is not.
+        let small = dir.path().join("small.json");
+        fs::write(&small, "12345").unwrap();
+        assert_eq!(read_file(&small, 5).unwrap(), b"12345");
+        assert_eq!(
+            read_file(&small, 4).unwrap_err().kind(),
+            FailureKind::TooLarge
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_at_the_path_is_never_opened_for_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.json");
+        mkfifo(&fifo);
+        // A plain open of a pipe with no writer waits for one: run the read on a thread,
+        // and if it has not answered after a long while, become the writer so that the
+        // thread ends and the test fails instead of hanging.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_file(&p, 100).map_err(|e| e.to_string()));
+        });
+        let got = match rx.recv_timeout(std::time::Duration::from_secs(30)) {
+            Ok(got) => got,
+            Err(_) => {
+                let _ = fs::OpenOptions::new().write(true).open(&fifo);
+                panic!("reading {} blocked on the pipe", fifo.display());
+            }
+        };
+        assert_eq!(
+            got.unwrap_err(),
+            format!(
+                "{}: cannot read: it is a pipe (FIFO), not a regular file",
+                fifo.display()
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_is_written_through_and_a_loop_is_refused() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // A dotfiles link whose target does not exist yet: the target is created.
+        fs::create_dir(d.join("dotfiles")).unwrap();
+        symlink("dotfiles/locale.json", d.join("locale.json")).unwrap();
+        save_locale(&d.join("locale.json"), "de").unwrap();
+        assert!(fs::symlink_metadata(d.join("locale.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            fs::read_to_string(d.join("dotfiles/locale.json")).unwrap(),
+            "{\n  \"locale\": \"de\"\n}\n"
+        );
+        // A loop: refused, both links stay.
+        symlink("b.json", d.join("a.json")).unwrap();
+        symlink("a.json", d.join("b.json")).unwrap();
+        let err = save_locale(&d.join("a.json"), "de").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: cannot read: a symbolic link that never reaches a file (a loop, or too many links)",
+                d.join("a.json").display()
+            )
+        );
+        assert_eq!(
+            save(&d.join("a.json"), &state(1)).unwrap_err().to_string(),
+            format!(
+                "{}: cannot write: a symbolic link that never reaches a file (a loop, or more than 40 links); left as it is",
+                d.join("a.json").display()
+            )
+        );
+        for name in ["a.json", "b.json"] {
+            assert!(fs::symlink_metadata(d.join(name))
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+        assert_eq!(files_in(d), ["a.json", "b.json", "dotfiles", "locale.json"]);
+    }
+
+    #[test]
+    fn a_locale_file_over_the_limit_is_neither_read_nor_merged_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("locale.json");
+        let big = format!(
+            "{{\"locale\":\"de\",\"pad\":\"{}\"}}",
+            "x".repeat(LOCALE_FILE_MAX_BYTES as usize)
+        );
+        fs::write(&path, &big).unwrap();
+        let err = save_locale(&path, "fr").unwrap_err();
+        assert_eq!(err.kind(), FailureKind::TooLarge);
+        assert_eq!(fs::read_to_string(&path).unwrap(), big);
     }
 }

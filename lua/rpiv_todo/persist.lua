@@ -7,19 +7,42 @@
 --   persist.enable({ dir = "/home/me/.local/state/nvim/rpiv_todo", key = "/home/me/project" })
 --
 -- While enabled:
---   * a session starts from its file the first time it is used in this process (through
---     `session:load`); a host that then replays its history replaces that list, and the
---     replayed list is saved: replay wins;
+--   * a session's file is fixed the first time the session is used in this process (or
+--     the first event after enabling); enabling again with the same directory (a second
+--     setup()) keeps every fixed file, so a :cd never sends a list to another file;
+--   * a session starts from its file the first time it is used (through `session:load`);
+--     a host that then replays its history replaces that list, and the replayed list is
+--     saved: replay wins;
 --   * after every change (a tool call that changed the list, a replay) the list is saved
 --     with `core.save`: atomic, the file holds the old list or the new one, whole;
---   * a file that exists but cannot be read as a list is never overwritten: it is moved
---     aside to `<file>.unreadable` (and reported), and the session starts empty;
+--   * another process may write the same file (a second editor, the MCP server). Before
+--     each save the file is read again: when it is no longer the list this process last
+--     read or wrote, this process's own changes since then (the calls it acknowledged,
+--     kept in a journal) are replayed through the reducer on top of the other list, and
+--     that is saved. A task this process created gets the other list's next id when its
+--     id was taken meanwhile ("#2 is now #3"), later calls of the journal follow the new
+--     ids, and a call that the other list no longer allows is left out; both are reported
+--     through on_error, never silent. After the write the file is read back; when yet
+--     another writer came in between, the merge runs again. `check(id)` does the same for
+--     a host that watches the file (Neovim does): a change made elsewhere is taken in;
+--   * a missing file is an empty list. A file whose content is not a list (kind
+--     "invalid") is moved aside to `<file>.unreadable-<time>[-n]`, a name that never
+--     replaces another, and the session starts empty. Any other failure (permission, a
+--     transient I/O error, not a regular file, too large) leaves the file alone: the
+--     session starts empty but is not written over it; the next change tries the file
+--     again and merges into it once it reads;
+--   * `shutdown(id)` of a session (the host ended it) removes its file, unless another
+--     process changed it since;
 --   * a failure never raises into a tool call: it goes to `on_error(message)`, once per
---     distinct message, and is kept in `status().last_error`.
--- One file per key and session: `<key>@<session id>.json`, with every byte outside
--- [A-Za-z0-9._-] written as %XX (`/home/me/project`, session `default`:
--- `%2Fhome%2Fme%2Fproject@default.json`); a name longer than 200 bytes keeps its end and
--- a hash of the whole.
+--     distinct message (merge reports every time), and is kept in `status().last_error`.
+--
+-- One file per key and session: `<key part>@<id part>.json`. Each part is its text with
+-- every byte outside [A-Za-z0-9._-] written as %XX (`/home/me/project`, session
+-- `default`: `%2Fhome%2Fme%2Fproject@default.json`); a part longer than its limit
+-- (key 120 bytes, id 64 once escaped) is `~` and the SHA-256 of the text in hex. The
+-- escaping is one-to-one and never writes `~`, so two keys or ids share a name only if
+-- they share a SHA-256. The longest name is 191 bytes. `file_name`, `parse_name`,
+-- `key_prefix` and `sha256` are for other programs that share the files (the MCP server).
 
 local M = {}
 local H = {}
@@ -28,7 +51,7 @@ local H = {}
 ---@class rpiv_todo.PersistOptions
 ---@field dir string directory the files go in; it must exist
 ---@field key string|fun(): string what keeps lists apart (the working directory); read when a session is first used
----@field on_error? fun(message: string) told about failures (a save that failed, an unreadable file)
+---@field on_error? fun(message: string) told about failures and merges (a save that failed, an unreadable file, another writer)
 
 M.defaults = {
   -- The directory the files go in (required; the host creates it).
@@ -36,22 +59,26 @@ M.defaults = {
   -- What keeps lists apart: a string, or a function returning one, called when a session
   -- is first used (required).
   key = nil,
-  -- Called with a message for each distinct failure; nil: only status() knows.
+  -- Called with a message for each distinct failure, and for each merge with another
+  -- writer's list; nil: only status() knows.
   on_error = nil,
 }
 
--- Longest file name written (most filesystems allow 255 bytes).
-H.MAX_NAME = 200
+-- Longest escaped key and session id kept readable in a file name; longer ones are hashed.
+H.MAX_KEY = 120
+H.MAX_ID = 64
+-- Merges tried in one save before giving up (each means yet another writer came in).
+H.MAX_ROUNDS = 4
 
 H.options = nil -- the options while enabled, nil while disabled
 H.paths = {} -- session id -> its file, fixed when the session is first used
 H.saved = {} -- session id -> the list's JSON text as last saved or loaded
 H.seen = {} -- session ids that had their chance to be restored in this process
-H.kept_out = {} -- session ids whose unreadable file could not be moved aside: never saved
+H.sync = {} -- session id -> { base, base_state, journal, force } (see H.record)
 H.reported = {} -- messages already passed to on_error
 H.last_error = nil
 H.stop = nil -- removes the session listener
-H.restoring = nil -- the session whose file the restore hook is loading
+H.quiet = nil -- the session whose list this module is replacing (restore, reload, merge)
 
 ---@return table
 function H.core()
@@ -69,6 +96,10 @@ function H.fail(key, expected)
   error("(rpiv_todo) persist." .. key .. ": " .. expected, 0)
 end
 
+-- ---------------------------------------------------------------------------
+-- File names
+-- ---------------------------------------------------------------------------
+
 ---@param s string
 ---@return string
 function H.escape(s)
@@ -77,34 +108,236 @@ function H.escape(s)
   end))
 end
 
--- djb2 modulo 2^32: exact in Lua 5.1's doubles as in 5.4's integers.
----@param s string
----@return string eight hex digits
-function H.hash(s)
-  local h = 5381
-  for i = 1, #s do
-    h = (h * 33 + s:byte(i)) % 4294967296
+-- SHA-256 (FIPS 180-4) in arithmetic only, so it runs the same in Lua 5.1, 5.4 and LuaJIT
+-- without a bit library. Names are computed once per session, so speed does not matter.
+H.K = {
+  0x428a2f98,
+  0x71374491,
+  0xb5c0fbcf,
+  0xe9b5dba5,
+  0x3956c25b,
+  0x59f111f1,
+  0x923f82a4,
+  0xab1c5ed5,
+  0xd807aa98,
+  0x12835b01,
+  0x243185be,
+  0x550c7dc3,
+  0x72be5d74,
+  0x80deb1fe,
+  0x9bdc06a7,
+  0xc19bf174,
+  0xe49b69c1,
+  0xefbe4786,
+  0x0fc19dc6,
+  0x240ca1cc,
+  0x2de92c6f,
+  0x4a7484aa,
+  0x5cb0a9dc,
+  0x76f988da,
+  0x983e5152,
+  0xa831c66d,
+  0xb00327c8,
+  0xbf597fc7,
+  0xc6e00bf3,
+  0xd5a79147,
+  0x06ca6351,
+  0x14292967,
+  0x27b70a85,
+  0x2e1b2138,
+  0x4d2c6dfc,
+  0x53380d13,
+  0x650a7354,
+  0x766a0abb,
+  0x81c2c92e,
+  0x92722c85,
+  0xa2bfe8a1,
+  0xa81a664b,
+  0xc24b8b70,
+  0xc76c51a3,
+  0xd192e819,
+  0xd6990624,
+  0xf40e3585,
+  0x106aa070,
+  0x19a4c116,
+  0x1e376c08,
+  0x2748774c,
+  0x34b0bcb5,
+  0x391c0cb3,
+  0x4ed8aa4a,
+  0x5b9cca4f,
+  0x682e6ff3,
+  0x748f82ee,
+  0x78a5636f,
+  0x84c87814,
+  0x8cc70208,
+  0x90befffa,
+  0xa4506ceb,
+  0xbef9a3f7,
+  0xc67178f2,
+}
+H.INIT = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 }
+H.W32 = 4294967296
+
+-- 4-bit tables of xor and and, index x * 16 + y + 1.
+H.XOR4, H.AND4 = {}, {}
+for x = 0, 15 do
+  for y = 0, 15 do
+    local r_xor, r_and, bit = 0, 0, 1
+    local a, b = x, y
+    for _ = 1, 4 do
+      local p, q = a % 2, b % 2
+      if p ~= q then
+        r_xor = r_xor + bit
+      end
+      if p == 1 and q == 1 then
+        r_and = r_and + bit
+      end
+      a, b, bit = (a - p) / 2, (b - q) / 2, bit * 2
+    end
+    H.XOR4[x * 16 + y + 1] = r_xor
+    H.AND4[x * 16 + y + 1] = r_and
   end
-  return string.format("%08x", h)
 end
 
----The file name of session `id`'s list under `key`.
+---@param a number
+---@param b number
+---@param t number[]
+---@return number
+function H.bitop(a, b, t)
+  local r, m = 0, 1
+  for _ = 1, 8 do
+    local x, y = a % 16, b % 16
+    r = r + t[x * 16 + y + 1] * m
+    a, b, m = (a - x) / 16, (b - y) / 16, m * 16
+  end
+  return r
+end
+
+function H.bxor(a, b)
+  return H.bitop(a, b, H.XOR4)
+end
+
+function H.band(a, b)
+  return H.bitop(a, b, H.AND4)
+end
+
+function H.rotr(x, n)
+  local low = x % 2 ^ n
+  return (x - low) / 2 ^ n + low * 2 ^ (32 - n)
+end
+
+function H.shr(x, n)
+  return (x - x % 2 ^ n) / 2 ^ n
+end
+
+---The SHA-256 of `s`, 64 lowercase hex digits.
+---@param s string
+---@return string
+function M.sha256(s)
+  local len = #s
+  local bits = len * 8
+  s = s .. "\128" .. string.rep("\0", (55 - len) % 64)
+  local tail = {}
+  for i = 8, 1, -1 do
+    local byte = bits % 256
+    tail[i] = string.char(byte)
+    bits = (bits - byte) / 256
+  end
+  s = s .. table.concat(tail)
+  local h = { H.INIT[1], H.INIT[2], H.INIT[3], H.INIT[4], H.INIT[5], H.INIT[6], H.INIT[7], H.INIT[8] }
+  local bxor, band, rotr, shr, K, W32 = H.bxor, H.band, H.rotr, H.shr, H.K, H.W32
+  local w = {}
+  for block = 1, #s, 64 do
+    for i = 1, 16 do
+      local b1, b2, b3, b4 = s:byte(block + (i - 1) * 4, block + i * 4 - 1)
+      w[i] = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    end
+    for i = 17, 64 do
+      local x, y = w[i - 15], w[i - 2]
+      local s0 = bxor(bxor(rotr(x, 7), rotr(x, 18)), shr(x, 3))
+      local s1 = bxor(bxor(rotr(y, 17), rotr(y, 19)), shr(y, 10))
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) % W32
+    end
+    local a, b, c, d, e, f, g, hh = h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8]
+    for i = 1, 64 do
+      local S1 = bxor(bxor(rotr(e, 6), rotr(e, 11)), rotr(e, 25))
+      local ch = bxor(band(e, f), band(W32 - 1 - e, g))
+      local t1 = (hh + S1 + ch + K[i] + w[i]) % W32
+      local S0 = bxor(bxor(rotr(a, 2), rotr(a, 13)), rotr(a, 22))
+      local maj = bxor(bxor(band(a, b), band(a, c)), band(b, c))
+      local t2 = (S0 + maj) % W32
+      hh, g, f, e, d, c, b, a = g, f, e, (d + t1) % W32, c, b, a, (t1 + t2) % W32
+    end
+    h[1], h[2], h[3], h[4] = (h[1] + a) % W32, (h[2] + b) % W32, (h[3] + c) % W32, (h[4] + d) % W32
+    h[5], h[6], h[7], h[8] = (h[5] + e) % W32, (h[6] + f) % W32, (h[7] + g) % W32, (h[8] + hh) % W32
+  end
+  local out = {}
+  for i = 1, 8 do
+    out[i] = string.format("%08x", h[i])
+  end
+  return table.concat(out)
+end
+
+---One part of a file name: the escaped text, or `~` and its SHA-256 when too long.
+---@param s string
+---@param limit integer
+---@return string
+function H.part(s, limit)
+  local escaped = H.escape(s)
+  if #escaped <= limit then
+    return escaped
+  end
+  return "~" .. M.sha256(s)
+end
+
+---What every file name of `key`'s lists starts with (`<key part>@`).
+---@param key string
+---@return string
+function M.key_prefix(key)
+  return H.part(key, H.MAX_KEY) .. "@"
+end
+
+---The file name of session `id`'s list under `key` (see the header: one-to-one up to
+---SHA-256, at most 191 bytes).
 ---@param key string
 ---@param id string
 ---@return string
 function M.file_name(key, id)
-  local name = H.escape(key) .. "@" .. H.escape(id)
-  if #name > H.MAX_NAME then
-    name = H.hash(key .. "\0" .. id) .. "~" .. name:sub(-(H.MAX_NAME - 9))
-  end
-  return name .. ".json"
+  return M.key_prefix(key) .. H.part(id, H.MAX_ID) .. ".json"
 end
 
+---Read a file name written by `file_name`: its key part, its id part and the session id
+---(nil when the id was hashed). nil for any other name (temporary files, files moved
+---aside).
+---@param name string
+---@return string|nil key_part
+---@return string|nil id_part
+---@return string|nil id
+function M.parse_name(name)
+  local key_part, id_part = name:match("^([^@]+)@([^@]+)%.json$")
+  if key_part == nil or key_part:sub(1, 1) == "." then
+    return nil
+  end
+  local id = nil
+  if id_part:sub(1, 1) ~= "~" then
+    id = id_part:gsub("%%(%x%x)", function(hex)
+      return string.char(tonumber(hex, 16))
+    end)
+  end
+  return key_part, id_part, id
+end
+
+-- ---------------------------------------------------------------------------
+-- Reports
+-- ---------------------------------------------------------------------------
+
 ---@param message string
-function H.report(message)
+---@param always? boolean report even when the same message was reported before
+function H.report(message, always)
   message = "(rpiv_todo) persist: " .. message
   H.last_error = message
-  if H.reported[message] then
+  if H.reported[message] and not always then
     return
   end
   H.reported[message] = true
@@ -113,6 +346,10 @@ function H.report(message)
     pcall(on_error, message)
   end
 end
+
+-- ---------------------------------------------------------------------------
+-- Paths
+-- ---------------------------------------------------------------------------
 
 ---The file session `id`'s list is saved to (fixed when the session is first used), or nil
 ---while disabled.
@@ -129,19 +366,381 @@ function M.path(id)
   id = tostring(id)
   local path = H.paths[id]
   if path == nil then
-    local key = options.key
-    if type(key) == "function" then
-      local ok, k = pcall(key)
-      if not ok or type(k) ~= "string" then
-        H.report("the key function failed: " .. tostring(k))
-        return nil
-      end
-      key = k
+    local key = M.key()
+    if key == nil then
+      return nil
     end
     path = options.dir .. "/" .. M.file_name(key, id)
     H.paths[id] = path
   end
   return path
+end
+
+---The key now (the key function's answer), or nil (reported) when it fails.
+---@return string|nil
+function M.key()
+  local options = H.options
+  if options == nil then
+    return nil
+  end
+  local key = options.key
+  if type(key) == "function" then
+    local ok, k = pcall(key)
+    if not ok or type(k) ~= "string" or k == "" then
+      H.report("the key function failed: " .. tostring(k))
+      return nil
+    end
+    key = k
+  end
+  return key
+end
+
+---Tie session `id` to `path` (a saved list the user picked whose session id could not be
+---read from its name). Only before the session is first used.
+---@param id string
+---@param path string
+function M.adopt(id, path)
+  if H.options ~= nil and H.paths[id] == nil then
+    H.paths[id] = path
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- Reading, merging, writing
+-- ---------------------------------------------------------------------------
+
+---The sync record of a session: `base` is the list's JSON text as this process last read
+---or wrote the file (false: no file; nil: unknown, the file could not be read),
+---`base_state` the same list as a state; `journal` the calls this process acknowledged
+---since (their params, in order); `force`: the next save replaces the file whole (a
+---host's replay or load wins).
+---@param id string
+---@return table
+function H.record(id)
+  local rec = H.sync[id]
+  if rec == nil then
+    rec = { base = nil, base_state = nil, journal = {}, force = false }
+    H.sync[id] = rec
+  end
+  return rec
+end
+
+---A state's JSON text, comparable with `list:state_json()`.
+---@param state table
+---@return string
+function H.text(state)
+  return H.core().list(state):state_json()
+end
+
+---Read the file: the state and its text, `false` when missing; nil, err, kind otherwise.
+---@param path string
+---@return table|false|nil state
+---@return string|nil text_or_err
+---@return string|nil kind
+function H.read(path)
+  local state, err, kind = H.core().load(path)
+  if state ~= nil then
+    return state, H.text(state)
+  end
+  if kind == "missing" then
+    return false
+  end
+  return nil, tostring(err), kind
+end
+
+---A name beside `path` that no file has yet: `<path>.unreadable-<time>`, then `-2`, ...
+---@param path string
+---@return string
+function H.aside_name(path)
+  local base = path .. ".unreadable-" .. os.date("!%Y%m%dT%H%M%SZ")
+  local name = base
+  for n = 2, 1000 do
+    local f = io.open(name, "rb")
+    if f == nil then
+      return name
+    end
+    f:close()
+    name = base .. "-" .. n
+  end
+  return name
+end
+
+---Move an invalid file aside. True when moved.
+---@param path string
+---@param err string
+---@param id string
+---@return boolean
+function H.move_aside(path, err, id)
+  local aside = H.aside_name(path)
+  local moved, why = os.rename(path, aside)
+  if moved then
+    H.report(err .. "; kept as " .. aside .. ", and session " .. id .. " starts from an empty list")
+    return true
+  end
+  H.report(err .. "; it could not be moved aside (" .. tostring(why) .. "), so session " .. id .. " is not saved")
+  return false
+end
+
+---Deep copy of plain params (cycles cut: such a call is rejected and never journaled).
+---@param v any
+---@param depth? integer
+---@return any
+function H.copy(v, depth)
+  if type(v) ~= "table" or (depth or 0) > 70 then
+    return v
+  end
+  local out = {}
+  for k, x in pairs(v) do
+    out[k] = H.copy(x, (depth or 0) + 1)
+  end
+  return setmetatable(out, getmetatable(v))
+end
+
+---Params with the ids of tasks this process created renamed through `map`.
+---@param params table
+---@param map table<number, number>
+---@return table
+function H.remap(params, map)
+  local p = H.copy(params)
+  if type(p.id) == "number" and map[p.id] then
+    p.id = map[p.id]
+  end
+  for _, field in ipairs({ "blockedBy", "addBlockedBy", "removeBlockedBy" }) do
+    local list = p[field]
+    if type(list) == "table" then
+      for i = 1, #list do
+        if map[list[i]] then
+          list[i] = map[list[i]]
+        end
+      end
+    end
+  end
+  return p
+end
+
+---Replay this process's journal on `other` (the list another process wrote). Each call is
+---first replayed on the base it was made on, which gives the id a create handed out;
+---then on the other list, where the id may differ. Later calls follow the new ids.
+---@param rec table
+---@param other table state
+---@return table merged state
+---@return string[] renumbered "#3 is now #5"
+---@return string[] dropped "update #2: Error: ..."
+function H.merge(rec, other)
+  local core = H.core()
+  local old = core.list(rec.base_state or nil)
+  local new = core.list(other)
+  local map, renumbered, dropped = {}, {}, {}
+  for _, params in ipairs(rec.journal) do
+    local before = old:apply(params)
+    local echo = type(before.details.params) == "table" and before.details.params or params
+    local r = new:apply(H.remap(echo, map))
+    local text = r.content and r.content[1] and r.content[1].text or ""
+    if r.details.error ~= nil then
+      local what = tostring(echo.action)
+      if echo.id ~= nil then
+        what = what .. " #" .. tostring(echo.id)
+      elseif echo.subject ~= nil then
+        what = what .. " " .. string.format("%q", tostring(echo.subject))
+      end
+      dropped[#dropped + 1] = what .. ": " .. text
+    elseif echo.action == "create" then
+      local was, now = before.details.nextId - 1, r.details.nextId - 1
+      if was ~= now then
+        map[was] = now
+        renumbered[#renumbered + 1] = "#" .. string.format("%d", was) .. " is now #" .. string.format("%d", now)
+      end
+    end
+  end
+  return new:state(), renumbered, dropped
+end
+
+---Does `list` (a state) still hold every task of `mine` (same id and subject)? Then it was
+---written by someone who had read `mine`.
+---@param list table
+---@param mine table
+---@return boolean
+function H.includes(list, mine)
+  local have = {}
+  for _, t in ipairs(list.tasks or {}) do
+    have[t.id] = t.subject
+  end
+  for _, t in ipairs(mine.tasks or {}) do
+    if have[t.id] ~= t.subject then
+      return false
+    end
+  end
+  return true
+end
+
+---Put `state` into the session's list (the panel repaints: the session emits "replayed").
+---@param session rpiv_todo.Session
+---@param state table
+function H.replace(session, state)
+  H.quiet = session.id
+  pcall(session.replay, session, {
+    {
+      type = "message",
+      message = { role = "toolResult", toolName = "todo", details = { tasks = state.tasks, nextId = state.nextId } },
+    },
+  })
+  H.quiet = nil
+end
+
+---Tell the user that another process's list was merged with this one's changes.
+---@param id string
+---@param path string
+---@param rec table
+---@param renumbered string[]
+---@param dropped string[]
+function H.report_merge(id, path, rec, renumbered, dropped)
+  local n = #rec.journal
+  local parts = {
+    path
+      .. " was changed by another program since this editor last read it; "
+      .. n
+      .. (n == 1 and " change" or " changes")
+      .. " of session "
+      .. id
+      .. " made here "
+      .. (n == 1 and "was" or "were")
+      .. " applied on top of its list",
+  }
+  if #renumbered > 0 then
+    parts[#parts + 1] = "ids taken there: " .. table.concat(renumbered, ", ")
+  end
+  if #dropped > 0 then
+    parts[#parts + 1] = "not possible on that list, left out: " .. table.concat(dropped, "; ")
+  end
+  H.report(table.concat(parts, "; "), true)
+end
+
+---Take the file's list `other` (read as `other_text`) into the session: adopt it when
+---nothing was changed here since the base, else merge the journal on top of it.
+---@return boolean changed_here the session's list now differs from the file
+function H.take(session, rec, path, other, other_text)
+  local id = session.id
+  if #rec.journal == 0 and not rec.force then
+    rec.base, rec.base_state = other_text, other
+    H.saved[id] = other_text
+    if session.list:state_json() ~= other_text then
+      H.replace(session, other)
+    end
+    return false
+  end
+  if rec.force then
+    return true -- a replay or a host's load wins over the file
+  end
+  local merged, renumbered, dropped = H.merge(rec, other)
+  H.report_merge(id, path, rec, renumbered, dropped)
+  rec.base, rec.base_state, rec.journal = other_text, other, {}
+  H.replace(session, merged)
+  return true
+end
+
+---Save a session's list when it changed since the last save or load, merging with what
+---another process wrote meanwhile.
+---@param session rpiv_todo.Session
+function H.save(session)
+  local id = session.id
+  local path = M.path(id)
+  if path == nil then
+    return
+  end
+  local rec = H.record(id)
+  local core = H.core()
+  for _ = 1, H.MAX_ROUNDS do
+    local text = session.list:state_json()
+    if H.saved[id] == text and not rec.force then
+      return
+    end
+    local other, other_text, kind = H.read(path)
+    if other == nil then
+      if kind == "invalid" then
+        if not H.move_aside(path, other_text, id) then
+          return
+        end
+        other = false
+      else
+        -- Unreadable for now (permission, I/O, not a file, too large): never written over.
+        H.report(other_text .. "; session " .. id .. " is kept in memory and saved once the file reads again")
+        return
+      end
+    end
+    if other ~= false and other_text == text then
+      -- The file already holds this list (another process made the same change).
+      rec.base, rec.base_state, rec.journal, rec.force = text, other, {}, false
+      H.saved[id] = text
+      return
+    end
+    if other ~= false and other_text ~= rec.base then
+      H.take(session, rec, path, other, other_text)
+      text = session.list:state_json()
+    end
+    local ok, err = core.save(path, session.list)
+    if not ok then
+      H.report(tostring(err))
+      return
+    end
+    -- Read back: a writer that renamed its file in between would otherwise go unseen.
+    local back, back_text = H.read(path)
+    local mine = session.list:state()
+    if back ~= nil and (back == false or back_text == text) then
+      rec.base, rec.base_state, rec.journal, rec.force = text, mine, {}, false
+      H.saved[id] = text
+      return
+    end
+    if back == nil then
+      return
+    end
+    if H.includes(back, mine) then
+      -- The other writer read ours first: its list already holds our changes.
+      rec.base, rec.base_state, rec.journal, rec.force = text, mine, {}, false
+      H.take(session, rec, path, back, back_text)
+      return
+    end
+    -- Our write was replaced by one made without it: merge again on top of that (a
+    -- replay's list, forced, is written again).
+  end
+  H.report(path .. ": other programs kept writing it; session " .. id .. " is saved at its next change")
+end
+
+---Take in what another process wrote to session `id`'s file (a host calls this when it
+---sees the file change). Nothing happens when the file holds what this process last read
+---or wrote.
+---@param id string
+---@return string what "unchanged", "reloaded", "merged", "missing", "unreadable", "none"
+function M.check(id)
+  if H.options == nil or not H.session().exists(id) then
+    return "none"
+  end
+  local path = M.path(id)
+  if path == nil then
+    return "none"
+  end
+  local session = H.session().get(id)
+  local rec = H.record(id)
+  local other, other_text, kind = H.read(path)
+  if other == false then
+    -- Removed elsewhere (a prune, a session shut down there): the list stays here and is
+    -- written again at its next change.
+    rec.base, rec.base_state = false, nil
+    return "missing"
+  end
+  if other == nil then
+    if kind ~= "io" then
+      H.report(other_text)
+    end
+    return "unreadable"
+  end
+  if other_text == rec.base then
+    return "unchanged"
+  end
+  if H.take(session, rec, path, other, other_text) then
+    H.save(session)
+    return "merged"
+  end
+  return "reloaded"
 end
 
 ---The restore hook of rpiv_todo.session: a new session starts from its file.
@@ -156,74 +755,84 @@ function H.restore(session)
   if path == nil then
     return
   end
-  H.restoring = id
-  local called, state, err = pcall(session.load, session, path)
-  H.restoring = nil
+  local rec = H.record(id)
+  H.quiet = id
+  local called, state, err, kind = pcall(session.load, session, path)
+  H.quiet = nil
   if not called then
     H.report(tostring(state))
     return
   end
-  if state ~= nil or tostring(err):sub(-#": no such file") == ": no such file" then
-    return -- restored, or nothing saved yet for this directory and session
-  end
-  local aside = path .. ".unreadable"
-  local moved, why = os.rename(path, aside)
-  if moved then
-    H.report(tostring(err) .. "; kept as " .. aside .. ", and session " .. id .. " starts empty")
-  else
-    H.kept_out[id] = true
-    H.report(
-      tostring(err) .. "; it could not be moved aside (" .. tostring(why) .. "), so session " .. id .. " is not saved"
-    )
-  end
-end
-
----Save a session's list when it changed since the last save or load.
----@param session rpiv_todo.Session
-function H.save(session)
-  local id = session.id
-  if H.kept_out[id] then
+  if state ~= nil then
+    rec.base, rec.base_state = H.text(state), state
+    H.saved[id] = rec.base
     return
   end
-  local path = M.path(id)
-  if path == nil then
+  if kind == "missing" then
+    rec.base, rec.base_state = false, nil
+    H.saved[id] = session.list:state_json()
     return
   end
-  local text = session.list:state_json()
-  if H.saved[id] == text then
+  -- The session starts empty: a call that changes nothing is not a change to save.
+  H.saved[id] = session.list:state_json()
+  if kind == "invalid" then
+    if H.move_aside(path, tostring(err), id) then
+      rec.base, rec.base_state = false, nil
+    end
     return
   end
-  local ok, err = H.core().save(path, session.list)
-  if ok then
-    H.saved[id] = text
-  else
-    H.report(tostring(err))
-  end
+  -- Any other failure: the file may hold a good list this process cannot read now. The
+  -- session starts empty; its changes are journaled and merged into the file once it reads.
+  H.report(tostring(err) .. "; session " .. id .. " starts empty and is saved once the file reads again")
 end
 
 ---@param event string
 ---@param id string
 ---@param session rpiv_todo.Session|nil
-function H.on_event(event, id, session)
-  if H.options == nil then
+---@param params any the call's arguments ("executed")
+function H.on_event(event, id, session, params)
+  if H.options == nil or H.quiet == id then
     return
   end
-  -- A session used before persistence was enabled keeps its list: no restore over it.
-  H.seen[id] = true
-  if event == "executed" or event == "replayed" then
-    H.save(session)
-  elseif event == "loaded" and session ~= nil then
-    if H.restoring == id then
-      H.saved[id] = session.list:state_json() -- the list is the file: nothing to write
-    else
-      H.save(session) -- the host loaded another file: a change like any other
+  if not H.seen[id] then
+    -- A session used before persistence was enabled keeps its list: no restore over it,
+    -- and its list replaces the file at the next save.
+    H.seen[id] = true
+    H.record(id).force = true
+  end
+  M.path(id) -- the file is fixed at the session's first event
+  if event == "executed" and session ~= nil then
+    if session.list:state_json() ~= H.saved[id] then
+      local journal = H.record(id).journal
+      journal[#journal + 1] = H.copy(params)
+      H.save(session)
     end
+  elseif (event == "replayed" or event == "loaded") and session ~= nil then
+    H.record(id).force = true -- the host's list wins over the file
+    H.save(session)
   elseif event == "shutdown" then
-    H.saved[id] = nil
+    H.forget(id)
   end
 end
 
----Start keeping lists in files (see the header). Enabling again replaces the options.
+---The host ended session `id`: its file goes too, unless another process changed it since
+---this one last read or wrote it.
+---@param id string
+function H.forget(id)
+  local path, rec = H.paths[id], H.sync[id]
+  H.saved[id], H.sync[id] = nil, nil
+  if path == nil or rec == nil or rec.base == nil then
+    return
+  end
+  local _, text = H.read(path)
+  if text ~= nil and text == rec.base then
+    os.remove(path)
+  end
+end
+
+---Start keeping lists in files (see the header). Enabling again with the same directory
+---replaces the key function and on_error but keeps every session's fixed file and what
+---was read; another directory starts over.
 ---@param opts rpiv_todo.PersistOptions
 function M.enable(opts)
   if type(opts) ~= "table" then
@@ -243,12 +852,13 @@ function M.enable(opts)
   if opts.on_error ~= nil and type(opts.on_error) ~= "function" then
     H.fail("on_error", "expected a function or nil")
   end
+  local dir = opts.dir:gsub("(.)/+$", "%1")
+  if H.options ~= nil and H.options.dir == dir then
+    H.options.key, H.options.on_error = opts.key, opts.on_error
+    return
+  end
   M.disable()
-  H.options = {
-    dir = (opts.dir:gsub("(.)/+$", "%1")),
-    key = opts.key,
-    on_error = opts.on_error,
-  }
+  H.options = { dir = dir, key = opts.key, on_error = opts.on_error }
   local session = H.session()
   session.set_restore(H.restore)
   H.stop = session.listen(H.on_event)
@@ -264,7 +874,7 @@ function M.disable()
     H.session().set_restore(nil)
   end
   H.options = nil
-  H.paths, H.saved, H.seen, H.kept_out, H.reported = {}, {}, {}, {}, {}
+  H.paths, H.saved, H.seen, H.sync, H.reported = {}, {}, {}, {}, {}
   H.last_error = nil
 end
 

@@ -46,10 +46,11 @@ end
 ---@param event rpiv_todo.SessionEvent
 ---@param id string
 ---@param session rpiv_todo.Session?
-function H.emit(event, id, session)
+---@param params any the call's arguments, for "executed"
+function H.emit(event, id, session, params)
   local listeners = H.listeners
   for i = 1, #listeners do
-    listeners[i](event, id, session)
+    listeners[i](event, id, session, params)
   end
 end
 
@@ -64,7 +65,7 @@ Session.__index = Session
 ---@return rpiv_todo.Result
 function Session:execute(params)
   local result = self.list:apply(params)
-  H.emit("executed", self.id, self)
+  H.emit("executed", self.id, self, params)
   return result
 end
 
@@ -73,7 +74,7 @@ end
 ---@return string result_json
 function Session:execute_json(params_json)
   local out = self.list:apply_json(params_json)
-  H.emit("executed", self.id, self)
+  H.emit("executed", self.id, self, params_json)
   return out
 end
 
@@ -107,10 +108,11 @@ end
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err names the path and what is wrong
+---@return string|nil kind what kind of failure (core.load's: "missing", "not_file", "too_large", "io", "invalid")
 function Session:load(path)
-  local state, err = H.core().load(path)
+  local state, err, kind = H.core().load(path)
   if state == nil then
-    return nil, err
+    return nil, err, kind
   end
   self.list:replace(state)
   H.emit("loaded", self.id, self)
@@ -209,9 +211,9 @@ function M.shutdown(id)
   end
 end
 
----Listen to session events: fn(event, id, session) with event one of "executed",
----"replayed", "loaded" (session:load), "shutdown", "foreground". Returns a function that
----removes the listener.
+---Listen to session events: fn(event, id, session, params) with event one of "executed"
+---(params: the call's arguments, a table or JSON text), "replayed", "loaded"
+---(session:load), "shutdown", "foreground". Returns a function that removes the listener.
 ---@param fn fun(event: rpiv_todo.SessionEvent, id: string, session: rpiv_todo.Session?)
 ---@return fun()
 function M.listen(fn)

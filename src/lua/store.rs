@@ -92,11 +92,11 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `value` or `nil, message`.
+/// `value`, or `nil, message, kind` (kind: `StoreError::kind`, e.g. "missing").
 fn outcome(lua: &Lua, r: Result<LuaValue, StoreError>) -> mlua::Result<MultiValue> {
     match r {
         Ok(v) => v.into_lua_multi(lua),
-        Err(e) => (LuaValue::Nil, e.to_string()).into_lua_multi(lua),
+        Err(e) => (LuaValue::Nil, e.to_string(), e.kind().as_str()).into_lua_multi(lua),
     }
 }
 

@@ -542,3 +542,138 @@ fn a_locale_file_that_is_not_an_object_is_left_as_it_is() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "de\n");
 }
+
+#[test]
+fn core_load_gives_the_kind_of_each_failure_as_a_third_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bad.json"), "{").unwrap();
+    std::fs::create_dir(d.join("dir.json")).unwrap();
+    let fifo = d.join("pipe.json");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo makes the pipe");
+    // 2 GiB, sparse: refused from its size.
+    std::fs::File::create(d.join("huge.json"))
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let lua = lua_in(d);
+    let got = lua_json(
+        &lua,
+        r#"local out = {}
+           for _, name in ipairs({ "missing.json", "dir.json", "pipe.json", "huge.json",
+                                   "bad.json", "bad.json/x" }) do
+             local state, err, kind = core.load(DIR .. "/" .. name)
+             out[#out + 1] = { name = name, state = state == nil, kind = kind,
+                               err = err:sub(#DIR + 2) }
+           end
+           local l = core.list()
+           l:apply({ action = "create", subject = "a" })
+           assert(core.save(DIR .. "/good.json", l))
+           local state, err, kind = core.load(DIR .. "/good.json")
+           out[#out + 1] = { name = "good.json", state = #state.tasks, err = err or false,
+                             kind = kind or false }
+           return out"#,
+    );
+    assert_eq!(
+        got,
+        json!([
+            {"name": "missing.json", "state": true, "kind": "missing",
+             "err": "missing.json: no such file"},
+            {"name": "dir.json", "state": true, "kind": "not_file",
+             "err": "dir.json: cannot read: it is a directory"},
+            {"name": "pipe.json", "state": true, "kind": "not_file",
+             "err": "pipe.json: cannot read: it is a pipe (FIFO), not a regular file"},
+            {"name": "huge.json", "state": true, "kind": "too_large",
+             "err": "huge.json: larger than 67108864 bytes, the most this file may hold: not read"},
+            {"name": "bad.json", "state": true, "kind": "invalid",
+             "err": "bad.json: truncated JSON (the text stops at line 1, column 1)"},
+            {"name": "bad.json/x", "state": true, "kind": "io",
+             "err": "bad.json/x: cannot read: Not a directory (os error 20)"},
+            {"name": "good.json", "state": 1, "err": false, "kind": false},
+        ])
+    );
+}
+
+/// The child side of the full-disk test: with the file size limit at 0 (set by the
+/// parent's shell), save twice and print both messages, then what a persisting session
+/// reported.
+fn full_disk_writer(dir: &str) -> ! {
+    let lua = support::lua();
+    lua.globals().set("DIR", dir).unwrap();
+    let run = lua.load(
+        r#"
+        local core = require("rpiv_todo.core")
+        local l = core.list()
+        l:apply({ action = "create", subject = "a" })
+        local out = {}
+        for _ = 1, 2 do
+          local ok, err, kind = core.save(DIR .. "/list.json", l)
+          out[#out + 1] = tostring(ok) .. " | " .. err:sub(#DIR + 2) .. " | " .. kind
+        end
+        local reported = {}
+        require("rpiv_todo.persist").enable({ dir = DIR, key = "k",
+          on_error = function(m) reported[#reported + 1] = m end })
+        local s = require("rpiv_todo").session("full")
+        for i = 1, 3 do s:execute({ action = "create", subject = "t" .. i }) end
+        out[#out + 1] = "reported " .. #reported
+        io.stdout:write(table.concat(out, "\n"), "\n")
+        io.stdout:flush()
+        "#,
+    );
+    let code = match run.exec() {
+        Ok(()) => 0,
+        Err(e) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stdout(), "writer failed: {e}");
+            3
+        }
+    };
+    std::process::exit(code)
+}
+
+#[test]
+fn a_full_disk_gives_one_message_that_names_no_temporary_file() {
+    const NAME: &str = "store::a_full_disk_gives_one_message_that_names_no_temporary_file";
+    if let Ok(dir) = std::env::var("RPIV_FULL_DISK_DIR") {
+        full_disk_writer(&dir);
+    }
+    // A full disk without root: RLIMIT_FSIZE at 0 makes every write to a file fail
+    // (EFBIG, "File too large") the way ENOSPC does, after the temporary file was
+    // created. SIGXFSZ is ignored, so the write fails instead of killing the child.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"trap '' XFSZ; ulimit -f 0 && exec "$0" --exact "$1" --nocapture --test-threads 1"#)
+        .arg(&exe)
+        .arg(NAME)
+        .env("RPIV_FULL_DISK_DIR", dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The harness prints "test <name> ... " in front of the first line.
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| {
+            ["nil |", "reported", "writer failed"]
+                .iter()
+                .find_map(|m| l.find(m).map(|at| &l[at..]))
+        })
+        .collect();
+    let save_err = "nil | list.json: cannot write: File too large (os error 27) | io";
+    assert_eq!(
+        lines,
+        [save_err, save_err, "reported 1"],
+        "status {:?}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each failed save removed its temporary file.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

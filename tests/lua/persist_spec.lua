@@ -104,14 +104,35 @@ T.test("bad files give nil and a message naming the path, never a Lua error", fu
   T.contains(err, "cannot write: the directory " .. dir .. "/no/such/dir does not exist", "unwritable: message")
 end)
 
-T.test("file names escape the key and the session id, and long ones end with a hash", function()
+T.test("file names escape the key and the session id, and long parts are a SHA-256", function()
   T.eq(persist.file_name("/home/me/project", "default"), "%2Fhome%2Fme%2Fproject@default.json", "plain")
   T.eq(persist.file_name("C:\\w x", "chat@1"), "C%3A%5Cw%20x@chat%401.json", "escaped")
+  -- Known SHA-256 values (FIPS 180-2 examples and `printf abc | sha256sum`).
+  T.eq(persist.sha256(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "sha256 empty")
+  T.eq(persist.sha256("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 abc")
+  T.eq(
+    persist.sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+    "sha256 two blocks"
+  )
   local long = "/" .. string.rep("d", 300)
-  local name = persist.file_name(long, "default")
-  T.eq(#name, 200 + #".json", "length")
-  T.eq(name:sub(-17), "dddd@default.json", "keeps the end")
-  T.ok(name ~= persist.file_name(long .. "e", "default"), "different keys, different names")
+  T.eq(persist.file_name(long, "default"), "~" .. persist.sha256(long) .. "@default.json", "a long key is hashed")
+  T.eq(
+    persist.file_name("/p", string.rep("i", 65)),
+    "%2Fp@~" .. persist.sha256(string.rep("i", 65)) .. ".json",
+    "a long id is hashed"
+  )
+  T.eq(persist.file_name("/p", string.rep("i", 64)), "%2Fp@" .. string.rep("i", 64) .. ".json", "64 bytes stay")
+  -- djb2, the old hash, gives "Ab..." and "BA..." the same value: the names must differ.
+  local a, b = "Ab" .. string.rep("/d", 150), "BA" .. string.rep("/d", 150)
+  T.ok(persist.file_name(a, "x") ~= persist.file_name(b, "x"), "Ab/BA keys")
+  T.ok(persist.file_name("/p", a) ~= persist.file_name("/p", b), "Ab/BA ids")
+  local key_part, id_part, id = persist.parse_name("%2Fp@chat%401.json")
+  T.eq(key_part, "%2Fp", "parse: key part")
+  T.eq(id_part, "chat%401", "parse: id part")
+  T.eq(id, "chat@1", "parse: id")
+  T.eq(persist.parse_name(".%2Fp@x.json.abc123.tmp"), nil, "a temporary file is not a list")
+  T.eq(persist.key_prefix("/p"), "%2Fp@", "key prefix")
 end)
 
 T.test("with persistence each change is saved, and a new process restores the list", function()
@@ -181,25 +202,72 @@ T.test("a host that replays history wins over the saved list, and the replay is 
   T.eq(H.subjects(assert(core.load(dir .. "/%2Fp@default.json"))), "from history", "the replayed list is saved")
 end)
 
-T.test("an unreadable file is kept aside and reported; the session starts empty", function()
+T.test("an invalid file is kept aside under a new name each time; the session starts empty", function()
   local dir = H.tempdir()
   local file = dir .. "/%2Fp@default.json"
   H.write(file, '{"tasks":[{"id":1,"subject":"cut')
   local errors = {}
-  persist.enable({
+  local opts = {
     dir = dir,
     key = "/p",
     on_error = function(msg)
       errors[#errors + 1] = msg
     end,
-  })
+  }
+  persist.enable(opts)
   T.eq(#todo.session("default"):state().tasks, 0, "starts empty")
   T.eq(#errors, 1, "reported once")
   T.contains(errors[1], "(rpiv_todo) persist: " .. file .. ": truncated JSON", "what")
-  T.contains(errors[1], "kept as " .. file .. ".unreadable", "where it went")
-  T.eq(H.read(file .. ".unreadable"), '{"tasks":[{"id":1,"subject":"cut', "the bad file is kept byte for byte")
+  local first = errors[1]:match("kept as (%S+%.unreadable%-%d+T%d+Z), and session default starts from an empty list$")
+  T.ok(first ~= nil, "where it went: " .. errors[1])
+  T.eq(H.read(first or ""), '{"tasks":[{"id":1,"subject":"cut', "the bad file is kept byte for byte")
   todo.tool().execute({ action = "create", subject = "fresh" })
   T.eq(H.subjects(assert(core.load(file))), "fresh", "the next change saves a whole list")
+  -- A second bad file in the same second: a new name, the first one stays.
+  H.write(file, "second bad")
+  H.restart(opts)
+  todo.session("default")
+  local second = errors[#errors]:match("kept as (%S+), and session")
+  T.ok(second ~= nil and second ~= first, "another name: " .. tostring(second))
+  T.eq(H.read(first or ""), '{"tasks":[{"id":1,"subject":"cut', "the first one is still there")
+  T.eq(H.read(second or ""), "second bad", "the second one too")
+end)
+
+T.test("a file that cannot be read now (not invalid) is neither moved nor written over", function()
+  local dir = H.tempdir()
+  local file = dir .. "/%2Fp@default.json"
+  local opts = { dir = dir, key = "/p" }
+  persist.enable(opts)
+  todo.tool().execute({ action = "create", subject = "Good list" })
+  local errors = {}
+  opts.on_error = function(msg)
+    errors[#errors + 1] = msg
+  end
+  H.restart(opts)
+  -- The first load fails the way EMFILE or EIO would.
+  local load = core.load
+  core.load = function(path)
+    return nil, path .. ": cannot read: Too many open files (os error 24)", "io"
+  end
+  local run = todo.tool().execute
+  local ok, r1 = pcall(run, { action = "create", subject = "Mine" })
+  local r2 = ok and run({ action = "update", id = 1, status = "in_progress" })
+  core.load = load
+  T.eq(r1.content[1].text, "Created #1: Mine (pending)", "the call works on an empty list")
+  T.eq(r2.content[1].text, "Updated #1 (pending → in_progress)", "and the next one")
+  T.contains(errors[1], "cannot read: Too many open files", "reported")
+  T.eq(H.subjects(assert(core.load(file))), "Good list", "the file is untouched")
+  local others = 0
+  for _ in io.popen("ls -a '" .. dir .. "'"):lines() do
+    others = others + 1
+  end
+  T.eq(others, 3, "nothing moved aside (., .., the list)")
+  -- Once the file reads again, the calls made meanwhile are merged into it.
+  run({ action = "create", subject = "Next" })
+  local saved = assert(core.load(file))
+  T.eq(H.subjects(saved), "Good list,Mine,Next", "the good list and every acknowledged task")
+  T.eq(saved.tasks[2].status, "in_progress", "the update followed its task's new id")
+  T.contains(errors[#errors], "#1 is now #2, #2 is now #3", "the new ids are told")
 end)
 
 T.test("a directory that cannot be written is reported once and never breaks a call", function()
@@ -241,6 +309,140 @@ T.test("enable checks its options", function()
   T.raises(function()
     persist.enable({ dir = "/tmp", key = "/p", when = "always" })
   end, "(rpiv_todo) persist.when: unknown option", "unknown")
+end)
+
+T.test("another process's change since the last read is merged, never dropped, and new ids are told", function()
+  local dir = H.tempdir()
+  local file = dir .. "/%2Fp@default.json"
+  local errors = {}
+  persist.enable({
+    dir = dir,
+    key = "/p",
+    on_error = function(msg)
+      errors[#errors + 1] = msg
+    end,
+  })
+  local run = todo.tool().execute
+  run({ action = "create", subject = "Shared" })
+  -- Another editor read the file, added its task, and wrote it.
+  local other = core.list(assert(core.load(file)))
+  other:apply({ action = "create", subject = "Theirs" })
+  assert(core.save(file, other))
+  local r = run({ action = "create", subject = "Mine", blockedBy = { 1 } })
+  T.eq(r.content[1].text, "Created #2: Mine (pending)", "acknowledged here as #2")
+  local saved = assert(core.load(file))
+  T.eq(H.subjects(saved), "Shared,Theirs,Mine", "both lists' tasks are in the file")
+  T.eq(saved.tasks[3].id, 3, "ours took the next free id")
+  T.same(saved.tasks[3].blockedBy, { 1 }, "its fields came along")
+  T.eq(saved.nextId, 4, "nextId")
+  T.eq(H.subjects(todo.session("default"):state()), "Shared,Theirs,Mine", "this process's list is the merged one")
+  T.eq(#errors, 1, "one report")
+  T.contains(errors[1], file .. " was changed by another program since this editor last read it", "says why")
+  T.contains(errors[1], "1 change of session default made here was applied on top of its list", "what happened")
+  T.contains(errors[1], "ids taken there: #2 is now #3", "the new id")
+  -- A call the other list does not allow any more is left out, and said so.
+  other = core.list(assert(core.load(file)))
+  other:apply({ action = "update", id = 1, status = "completed" })
+  assert(core.save(file, other))
+  run({ action = "update", id = 1, status = "in_progress" })
+  saved = assert(core.load(file))
+  T.eq(saved.tasks[1].status, "completed", "theirs stands")
+  T.contains(errors[#errors], "not possible on that list, left out: update #1: Error:", "the dropped call is named")
+end)
+
+T.test("check() takes in another process's list when nothing changed here", function()
+  local dir = H.tempdir()
+  local file = dir .. "/%2Fp@default.json"
+  local errors = {}
+  persist.enable({
+    dir = dir,
+    key = "/p",
+    on_error = function(msg)
+      errors[#errors + 1] = msg
+    end,
+  })
+  todo.tool().execute({ action = "create", subject = "One" })
+  T.eq(persist.check("default"), "unchanged", "our own write")
+  local other = core.list(assert(core.load(file)))
+  other:apply({ action = "update", id = 1, status = "completed" })
+  assert(core.save(file, other))
+  T.eq(persist.check("default"), "reloaded", "theirs")
+  T.eq(todo.session("default"):state().tasks[1].status, "completed", "the list follows the file")
+  T.eq(
+    todo.tool().execute({ action = "create", subject = "Two" }).content[1].text,
+    "Created #2: Two (pending)",
+    "ids continue from the file's list"
+  )
+  T.eq(#errors, 0, "nothing to report")
+  os.remove(file)
+  T.eq(persist.check("default"), "missing", "a removed file")
+  T.eq(#todo.session("default"):state().tasks, 2, "leaves the list here")
+end)
+
+T.test("a writer that replaces the file right after this save is merged with, not lost", function()
+  local dir = H.tempdir()
+  local file = dir .. "/%2Fp@default.json"
+  persist.enable({ dir = dir, key = "/p" })
+  local run = todo.tool().execute
+  run({ action = "create", subject = "Shared" })
+  -- The other writer read the file before our next save and renames its list in after it.
+  local theirs = core.list(assert(core.load(file)))
+  theirs:apply({ action = "create", subject = "Theirs" })
+  local save = core.save
+  local raced = false
+  core.save = function(path, list)
+    local ok, err = save(path, list)
+    if not raced then
+      raced = true
+      save(path, theirs)
+    end
+    return ok, err
+  end
+  local ok, err = pcall(run, { action = "create", subject = "Mine" })
+  core.save = save
+  T.ok(ok, tostring(err))
+  T.eq(H.subjects(assert(core.load(file))), "Shared,Theirs,Mine", "both survive")
+end)
+
+T.test("enabling again with the same directory keeps each session's file (a second setup, then :cd)", function()
+  local dir = H.tempdir()
+  local cwd = "/a"
+  local opts = {
+    dir = dir,
+    key = function()
+      return cwd
+    end,
+  }
+  persist.enable(opts)
+  local run = todo.tool().execute
+  run({ action = "create", subject = "in a" })
+  cwd = "/b"
+  persist.enable(opts)
+  run({ action = "list" })
+  run({ action = "create", subject = "still a" })
+  T.eq(H.exists(dir .. "/%2Fb@default.json"), false, "nothing written for /b")
+  T.eq(H.subjects(assert(core.load(dir .. "/%2Fa@default.json"))), "in a,still a", "the session's own file")
+  T.eq(persist.path("default"), dir .. "/%2Fa@default.json", "its path")
+  run({ action = "create", subject = "chat in b" }, { session = "chat-b" })
+  T.eq(H.subjects(assert(core.load(dir .. "/%2Fb@chat-b.json"))), "chat in b", "a new session takes the new key")
+end)
+
+T.test("a session the host shuts down takes its file with it, unless another process changed it", function()
+  local dir = H.tempdir()
+  persist.enable({ dir = dir, key = "/p" })
+  local run = todo.tool().execute
+  run({ action = "create", subject = "Short-lived" }, { session = "chat-1" })
+  run({ action = "create", subject = "Shared" }, { session = "chat-2" })
+  T.ok(H.exists(dir .. "/%2Fp@chat-1.json"), "saved while it lives")
+  todo.shutdown("chat-1")
+  T.eq(H.exists(dir .. "/%2Fp@chat-1.json"), false, "removed at shutdown")
+  local other = core.list(assert(core.load(dir .. "/%2Fp@chat-2.json")))
+  other:apply({ action = "create", subject = "Theirs" })
+  assert(core.save(dir .. "/%2Fp@chat-2.json", other))
+  todo.shutdown("chat-2")
+  T.eq(H.subjects(assert(core.load(dir .. "/%2Fp@chat-2.json"))), "Shared,Theirs", "another's change keeps it")
+  H.restart({ dir = dir, key = "/p" })
+  T.eq(#todo.session("chat-1"):state().tasks, 0, "an ended session does not come back")
 end)
 
 persist.disable()

@@ -8,6 +8,10 @@
 --   replay    setup({ persist = true }), the host replays history before any other use
 --   off       no persist option: three tool calls
 --   language  :TodosLanguage through a stubbed vim.ui.select, then :TodosLanguage xx
+--   cd        a task, :cd RPIV_OTHER, setup({ persist = true }) again, a list and a create
+--   recent    setup({ persist = true }) where saved lists exist: the panel, :Todos, the
+--             next call in the shown session, :Todos sessions (picks RPIV_PICK), health
+--   prune     setup({ persist = true }) over old files, then :Todos prune RPIV_DAYS
 
 local out = {}
 local H = {}
@@ -33,7 +37,7 @@ todo.setup({ locale = "en" })
 local nv = require("rpiv_todo.nvim")
 out.cwd = vim.fn.getcwd()
 
-if role == "write" or role == "read" or role == "replay" then
+if role == "write" or role == "read" or role == "replay" or role == "cd" or role == "recent" or role == "prune" then
   nv.setup({ persist = true })
   -- What the panel shows right after setup, before any tool call.
   local win, buf = nv.window()
@@ -52,6 +56,58 @@ elseif role == "replay" then
       details = { tasks = { { id = 7, subject = "From history", status = "pending" } }, nextId = 8 },
     },
   })
+elseif role == "cd" then
+  nv.execute({ action = "create", subject = "Mine" })
+  vim.cmd("cd " .. vim.fn.fnameescape(os.getenv("RPIV_OTHER")))
+  nv.setup({ persist = true })
+  out.after_cd = {}
+  out.after_cd[1] = nv.execute({ action = "list" }).content[1].text
+  out.after_cd[2] = nv.execute({ action = "create", subject = "Second" }).content[1].text
+  out.cwd_after = vim.fn.getcwd()
+elseif role == "recent" then
+  local session = require("rpiv_todo.session")
+  out.foreground = session.foreground_id()
+  H.notes = {}
+  vim.cmd("Todos")
+  local listwin = require("rpiv_todo.nvim.listwin")
+  local lw = listwin.window()
+  out.listwin = lw and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(lw), 0, -1, false) or {}
+  out.todos_notes = H.notes
+  pcall(vim.cmd, "close")
+  out.next_call = nv.execute({ action = "create", subject = "Continued" }, { session = out.foreground }).content[1].text
+  vim.ui.select = function(items, opts, on_choice)
+    local shown = {}
+    local pick = nil
+    for i, item in ipairs(items) do
+      shown[i] = opts.format_item(item)
+      if item.id == os.getenv("RPIV_PICK") then
+        pick = item
+      end
+    end
+    H.select = { shown = shown, prompt = opts.prompt }
+    on_choice(pick)
+  end
+  vim.cmd("Todos sessions")
+  out.select = H.select
+  out.foreground_after_pick = session.foreground_id()
+  local win, buf = nv.window()
+  out.panel_after_pick = win and vim.api.nvim_buf_get_lines(buf, 0, -1, false) or {}
+  vim.cmd("checkhealth rpiv_todo")
+  out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+elseif role == "prune" then
+  local dir = require("rpiv_todo.nvim.persist").dir()
+  local old = os.getenv("RPIV_OLD_FILE")
+  -- The startup prune runs on the main loop once setup returned.
+  out.startup_pruned = vim.wait(5000, function()
+    return vim.loop.fs_stat(dir .. "/" .. old) == nil
+  end, 20)
+  H.notes = {}
+  vim.cmd("Todos prune " .. os.getenv("RPIV_DAYS"))
+  out.prune_note = H.notes[1]
+  H.notes = {}
+  vim.cmd("Todos prune soon")
+  out.prune_bad = H.notes[1]
 elseif role == "language" then
   H.select = nil
   vim.ui.select = function(items, opts, on_choice)

@@ -158,14 +158,25 @@ function core.locales() end
 ---@param path string
 ---@param list_or_state rpiv_todo.List|rpiv_todo.State|string a list handle, a snapshot or its JSON text
 ---@return true|nil ok
----@return string|nil err the path and what went wrong
+---@return string|nil err the path and what went wrong (never the temporary file's name)
+---@return rpiv_todo.FileFailure|nil kind
 function core.save(path, list_or_state) end
 
----Read a list saved by `core.save` (or a bare `{ tasks, nextId }` snapshot).
+---Read a list saved by `core.save` (or a bare `{ tasks, nextId }` snapshot). Only a plain
+---file is opened: a directory, a pipe, a terminal or a device at `path` is refused
+---unopened, and a file over 64 MiB is refused from its size, unread.
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list, breaks the list's rules
+---@return rpiv_todo.FileFailure|nil kind what kind of failure, decided from the system's error or the check that refused, never from the message
 function core.load(path) end
+
+---@alias rpiv_todo.FileFailure
+---| "missing"   # no file at the path (a dangling symbolic link too)
+---| "not_file"  # a directory, a pipe, a terminal, a device: not opened
+---| "too_large" # over the limit (64 MiB for a list, 1 MiB for locale.json): not read
+---| "io"        # the system refused or failed (permissions, EMFILE, EIO, a full disk): may pass
+---| "invalid"   # read, but not what it should be (not JSON, not a list, breaks its rules)
 
 ---Set `"locale": code` in rpiv-i18n's locale.json at `path`, keeping its other keys;
 ---atomic; creates the file and its directory. An unknown code writes nothing.

@@ -48,15 +48,23 @@ function H.notify(msg, level)
   vim.notify(msg, level, { title = title })
 end
 
+---Is `path` absolute (/x, or C:\x and C:/x on Windows)?
+---@param path string
+---@return boolean
+function H.absolute(path)
+  return path:sub(1, 1) == "/" or path:match("^%a:[/\\]") ~= nil
+end
+
 ---The directory the lists go in: stdpath("state")/rpiv_todo. Neovim 0.7 has no "state"
 ---path; there it is the one 0.8 and later use ($XDG_STATE_HOME/nvim, else
----~/.local/state/nvim), so an upgrade finds the same files.
+---~/.local/state/nvim), so an upgrade finds the same files. A relative XDG_STATE_HOME is
+---ignored, as the XDG spec says (Neovim would put the lists inside the project).
 ---@return string
 function M.dir()
   local ok, state = pcall(vim.fn.stdpath, "state")
-  if not ok or type(state) ~= "string" or state == "" then
+  if not ok or type(state) ~= "string" or not H.absolute(state) then
     local xdg = os.getenv("XDG_STATE_HOME")
-    if xdg == nil or xdg == "" or xdg:sub(1, 1) ~= "/" then
+    if xdg == nil or not H.absolute(xdg) then
       xdg = (os.getenv("HOME") or "") .. "/.local/state"
     end
     state = xdg .. "/nvim"
@@ -64,15 +72,34 @@ function M.dir()
   return state .. "/rpiv_todo"
 end
 
----Turn persistence on or off (the `persist` option's apply).
+-- How the file of this directory's lists is watched for other programs' changes:
+-- "auto" (vim.uv fs_event on the directory, polling every 500 ms where that cannot
+-- start), "poll", or "off". Set before setup() (tests use "poll" and "off").
+M.watch_method = "auto"
+-- How often the poll looks, in milliseconds.
+M.poll_interval = 500
+
+---@return table
+function H.uv()
+  return vim.uv or vim.loop
+end
+
+---Turn persistence on or off (the `persist` option's apply). A second setup() keeps the
+---files sessions already use (rpiv_todo.persist keeps them when the directory is the same).
 ---@param on boolean
-function M.apply(on)
+---@param config? table the front end's config (persist_max_age_days)
+function M.apply(on, config)
   local persist = require("rpiv_todo.persist")
-  pcall(vim.api.nvim_del_augroup_by_name, H.augroup)
+  if config ~= nil then
+    H.max_age_days = config.persist_max_age_days
+  end
   if not on then
+    pcall(vim.api.nvim_del_augroup_by_name, H.augroup)
+    H.unwatch()
     persist.disable()
     return
   end
+  local first = not persist.status().enabled
   local dir = M.dir()
   -- mkdir() raises on failure in some versions and returns 0 in others; a directory that
   -- cannot be made shows up as a failed save, reported by on_error.
@@ -88,6 +115,7 @@ function M.apply(on)
       H.cwd = vim.fn.getcwd(-1, -1)
     end,
   })
+  vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = H.unwatch })
   persist.enable({
     dir = dir,
     key = function()
@@ -99,25 +127,484 @@ function M.apply(on)
       end)
     end,
   })
-  -- The list saved for this directory shows at once, not only after the next tool call:
-  -- the shown session is used now (which restores it) when it has a file.
-  local session = require("rpiv_todo.session")
-  local id = session.foreground_id()
-  local path = persist.path(id)
-  if not session.exists(id) and path ~= nil and (vim.uv or vim.loop).fs_stat(path) ~= nil then
-    session.get(id)
+  H.watch(dir)
+  if first then
+    M.show_recent()
+    vim.schedule(H.auto_prune)
   end
+end
+
+-- ---------------------------------------------------------------------------
+-- Saved lists: this directory's, the most recent one, the picker
+-- ---------------------------------------------------------------------------
+
+---@class rpiv_todo.SavedList
+---@field path string
+---@field name string
+---@field id string the session it belongs to (a stand-in when its id was hashed)
+---@field mtime integer seconds
+---@field state? table the list, once read
+---@field open? integer pending and in progress
+---@field done? integer completed
+---@field total? integer not deleted
+
+---The names in `dir` (files only; nothing when it cannot be read).
+---@param dir string
+---@return string[]
+function H.scan(dir)
+  local out = {}
+  local handle = H.uv().fs_scandir(dir)
+  if handle == nil then
+    return out
+  end
+  while true do
+    local name, kind = H.uv().fs_scandir_next(handle)
+    if name == nil then
+      break
+    end
+    if kind == nil or kind == "file" then
+      out[#out + 1] = name
+    end
+  end
+  return out
+end
+
+---The saved lists of this working directory, newest first (not read yet).
+---@return rpiv_todo.SavedList[]
+function M.saved_lists()
+  local persist = require("rpiv_todo.persist")
+  local status = persist.status()
+  local key = persist.key()
+  if not status.enabled or key == nil then
+    return {}
+  end
+  local prefix = persist.key_prefix(key)
+  local out = {}
+  for _, name in ipairs(H.scan(status.dir)) do
+    if name:sub(1, #prefix) == prefix then
+      local _, id_part, id = persist.parse_name(name)
+      if id_part ~= nil then
+        local path = status.dir .. "/" .. name
+        local stat = H.uv().fs_stat(path)
+        if stat ~= nil and stat.type == "file" then
+          out[#out + 1] = {
+            path = path,
+            name = name,
+            id = id or ("saved-" .. id_part:sub(2, 13)),
+            hashed = id == nil,
+            mtime = stat.mtime.sec,
+          }
+        end
+      end
+    end
+  end
+  table.sort(out, function(a, b)
+    if a.mtime ~= b.mtime then
+      return a.mtime > b.mtime
+    end
+    return a.name < b.name
+  end)
+  return out
+end
+
+---Read a saved list and count its tasks; false when it cannot be read.
+---@param item rpiv_todo.SavedList
+---@return boolean
+function H.read(item)
+  local state = require("rpiv_todo.native").load(item.path)
+  if state == nil then
+    return false
+  end
+  local open, done, total, title = 0, 0, 0, nil
+  for _, t in ipairs(state.tasks or {}) do
+    if t.status ~= "deleted" then
+      total = total + 1
+    end
+    if t.status == "pending" or t.status == "in_progress" then
+      open = open + 1
+      title = title or t.subject
+    elseif t.status == "completed" then
+      done = done + 1
+    end
+  end
+  item.state, item.open, item.done, item.total, item.title = state, open, done, total, title
+  return true
+end
+
+---Show session `item.id` (restored from its file on first use) in the panel and :Todos.
+---@param item rpiv_todo.SavedList
+---@param pin boolean keep the panel on it (a pick) or follow the next tool call (startup)
+function H.show(item, pin)
+  local persist = require("rpiv_todo.persist")
+  if item.hashed then
+    persist.adopt(item.id, item.path)
+  end
+  local nv = require("rpiv_todo.nvim")
+  local session = require("rpiv_todo.session")
+  session.get(item.id)
+  nv.foreground(item.id)
+  if not pin then
+    nv.foreground(nil)
+  end
+end
+
+---At startup: the most recently changed list of this working directory that has
+---unfinished tasks shows in the panel (and in :Todos); the front end's next call in that
+---session continues it. When there is none, the default session's list shows if it
+---exists. Returns the session shown, or nil.
+---@return string|nil
+function M.show_recent()
+  local session = require("rpiv_todo.session")
+  if session.exists(session.foreground_id()) then
+    return nil -- a session in use (persist turned on late) keeps the panel
+  end
+  for _, item in ipairs(M.saved_lists()) do
+    if H.read(item) and item.open > 0 then
+      if not session.exists(item.id) then
+        H.show(item, false)
+      end
+      return item.id
+    end
+  end
+  local id = session.foreground_id()
+  local path = require("rpiv_todo.persist").path(id)
+  if not session.exists(id) and path ~= nil and H.uv().fs_stat(path) ~= nil then
+    session.get(id)
+    return id
+  end
+  return nil
+end
+
+---One line of the :Todos sessions picker.
+---@param item rpiv_todo.SavedList
+---@return string
+function M.format_item(item)
+  local title = item.title or "(nothing open)"
+  title = require("rpiv_todo.native").sanitize(title)
+  if vim.fn.strchars(title) > 60 then
+    title = vim.fn.strcharpart(title, 0, 59) .. "…"
+  end
+  return string.format(
+    "%s · %d/%d done, %d open · %s · session %s",
+    title,
+    item.done,
+    item.total,
+    item.open,
+    os.date("%Y-%m-%d %H:%M", item.mtime),
+    vim.fn.strtrans(item.id)
+  )
+end
+
+---:Todos sessions: pick one of this directory's saved lists (vim.ui.select); the chosen
+---one shows in the panel and the list window, pinned (`foreground(nil)` follows tool
+---calls again).
+function M.sessions_command()
+  if not require("rpiv_todo.persist").status().enabled then
+    H.notify(
+      ':Todos sessions: lists are not saved to disk (require("rpiv_todo.nvim").setup({ persist = true }) keeps them)',
+      vim.log.levels.INFO
+    )
+    return
+  end
+  local items = {}
+  for _, item in ipairs(M.saved_lists()) do
+    if H.read(item) then
+      items[#items + 1] = item
+    end
+  end
+  if #items == 0 then
+    H.notify(":Todos sessions: no saved lists for " .. tostring(H.cwd), vim.log.levels.INFO)
+    return
+  end
+  vim.ui.select(
+    items,
+    { prompt = "rpiv_todo: saved lists of " .. tostring(H.cwd), format_item = M.format_item },
+    function(item)
+      if item == nil then
+        return
+      end
+      H.show(item, true)
+      require("rpiv_todo.nvim").todos()
+    end
+  )
+end
+
+-- ---------------------------------------------------------------------------
+-- The state directory's policy: ended sessions go (rpiv_todo.persist), old lists go
+-- ---------------------------------------------------------------------------
+
+H.max_age_days = 30
+H.PRUNE_STAMP = ".last-prune"
+
+---Is `name` one of ours (a list, or a list moved aside as unreadable)?
+---@param name string
+---@return boolean
+function H.ours(name)
+  if require("rpiv_todo.persist").parse_name(name) ~= nil then
+    return true
+  end
+  return name:match("^[^.].*%.json%.unreadable%-[%dTZ%-]+$") ~= nil
+end
+
+-- What a save killed before its rename left beside a list (`.<name>.<6 random>.tmp`);
+-- removed by the prune once older than this (a save takes milliseconds).
+H.STALE_TEMPORARY = 3600
+
+---Is `name` a temporary file a killed save left?
+---@param name string
+---@return boolean
+function H.temporary(name)
+  return name:match("^%..+%.json%.%w%w%w%w%w%w%.tmp$") ~= nil
+end
+
+---Remove the saved lists (of every directory) not changed for `days` days, except those of
+---sessions open in this editor, and temporary files killed saves left. Returns how many
+---lists were removed and kept.
+---@param days number
+---@return integer removed
+---@return integer kept
+function M.prune(days)
+  local persist = require("rpiv_todo.persist")
+  local status = persist.status()
+  local dir = status.dir or M.dir()
+  local live = {}
+  for _, path in pairs(status.files) do
+    live[path] = true
+  end
+  local limit = os.time() - days * 86400
+  local removed, kept = 0, 0
+  for _, name in ipairs(H.scan(dir)) do
+    if H.temporary(name) then
+      local stat = H.uv().fs_stat(dir .. "/" .. name)
+      if stat ~= nil and stat.type == "file" and os.time() - stat.mtime.sec > H.STALE_TEMPORARY then
+        os.remove(dir .. "/" .. name)
+      end
+    elseif H.ours(name) then
+      local path = dir .. "/" .. name
+      local stat = H.uv().fs_stat(path)
+      if stat ~= nil and stat.type == "file" and stat.mtime.sec < limit and not live[path] then
+        if os.remove(path) then
+          removed = removed + 1
+        else
+          kept = kept + 1
+        end
+      else
+        kept = kept + 1
+      end
+    end
+  end
+  return removed, kept
+end
+
+---At startup, at most once a day: prune with the persist_max_age_days limit (0: never).
+function H.auto_prune()
+  local days = H.max_age_days
+  if type(days) ~= "number" or days <= 0 then
+    return
+  end
+  local dir = require("rpiv_todo.persist").status().dir
+  if dir == nil then
+    return
+  end
+  local stamp = dir .. "/" .. H.PRUNE_STAMP
+  local stat = H.uv().fs_stat(stamp)
+  if stat ~= nil and os.time() - stat.mtime.sec < 86400 then
+    return
+  end
+  pcall(M.prune, days)
+  local f = io.open(stamp, "w")
+  if f ~= nil then
+    f:write(os.date("!%Y-%m-%dT%H:%M:%SZ"), "\n")
+    f:close()
+  end
+end
+
+---:Todos prune [days]: remove saved lists not changed for that many days (default: the
+---persist_max_age_days option, 30).
+---@param rest string
+function M.prune_command(rest)
+  local days = H.max_age_days
+  if rest ~= "" then
+    days = rest:match("^%d+$") and tonumber(rest) or nil
+    if days == nil then
+      H.notify(":Todos prune: expected a number of days, e.g. :Todos prune 30, got " .. rest, vim.log.levels.WARN)
+      return
+    end
+  end
+  if type(days) ~= "number" or days <= 0 then
+    days = 30
+  end
+  local removed, kept = M.prune(days)
+  H.notify(
+    string.format(
+      ":Todos prune: removed %d saved %s not changed for %d days (%d kept) in %s",
+      removed,
+      removed == 1 and "list" or "lists",
+      days,
+      kept,
+      require("rpiv_todo.persist").status().dir or M.dir()
+    ),
+    vim.log.levels.INFO
+  )
+end
+
+-- ---------------------------------------------------------------------------
+-- Watching: another program's change reaches the panel within a second
+-- ---------------------------------------------------------------------------
+
+H.watcher = nil -- { event = uv fs_event handle or nil, timer = uv timer or nil, dir, sigs }
+
+---The sessions to watch: every one with a file, and the shown one.
+---@return table<string, string> id -> path
+function H.watched()
+  local persist = require("rpiv_todo.persist")
+  local files = persist.status().files
+  local id = require("rpiv_todo.session").foreground_id()
+  if files[id] == nil then
+    files[id] = persist.path(id)
+  end
+  return files
+end
+
+---A file's identity now (changes with every write: a save renames a new file in).
+---@param path string
+---@return string
+function H.signature(path)
+  local stat = H.uv().fs_stat(path)
+  if stat == nil then
+    return "-"
+  end
+  return table.concat({ stat.mtime.sec, stat.mtime.nsec or 0, stat.size, stat.ino or 0 }, ":")
+end
+
+---Session `id`'s file changed: take it in (or, for the shown session not used yet, load it).
+---@param id string
+function H.changed(id)
+  local persist = require("rpiv_todo.persist")
+  local session = require("rpiv_todo.session")
+  if session.exists(id) then
+    persist.check(id)
+  elseif id == session.foreground_id() then
+    local path = persist.path(id)
+    if path ~= nil and H.uv().fs_stat(path) ~= nil then
+      session.get(id) -- restores it; the panel repaints on the "loaded" event
+    end
+  end
+end
+
+---Look at the watched files (on the main loop).
+---@param name? string the file name an fs_event reported; nil: every watched file
+function H.look(name)
+  local w = H.watcher
+  if w == nil or not require("rpiv_todo.persist").status().enabled then
+    return
+  end
+  for id, path in pairs(H.watched()) do
+    if name == nil or path:sub(-#name - 1) == "/" .. name then
+      local sig = H.signature(path)
+      if sig ~= w.sigs[id] then
+        w.sigs[id] = sig
+        local ok, err = pcall(H.changed, id)
+        if not ok then
+          H.notify("(rpiv_todo) persist: " .. tostring(err), vim.log.levels.WARN)
+        end
+      end
+    end
+  end
+end
+
+---Start watching `dir` (again: the previous watch stops).
+---@param dir string
+function H.watch(dir)
+  if H.watcher ~= nil and H.watcher.dir == dir then
+    return
+  end
+  H.unwatch()
+  if M.watch_method == "off" then
+    return
+  end
+  local uv = H.uv()
+  local w = { dir = dir, sigs = {} }
+  for id, path in pairs(H.watched()) do
+    w.sigs[id] = H.signature(path)
+  end
+  H.watcher = w
+  if M.watch_method ~= "poll" and uv.new_fs_event ~= nil then
+    local handle = uv.new_fs_event()
+    if handle ~= nil then
+      local pending = {}
+      local ok = handle:start(dir, {}, function(err, name)
+        if err ~= nil then
+          return
+        end
+        local k = name or ""
+        if pending[k] then
+          return
+        end
+        pending[k] = true
+        vim.schedule(function()
+          pending[k] = nil
+          H.look(name)
+        end)
+      end)
+      if ok then
+        w.event = handle
+        w.method = "fs_event"
+        return
+      end
+      pcall(handle.close, handle)
+    end
+  end
+  local timer = uv.new_timer()
+  w.timer = timer
+  w.method = "poll"
+  timer:start(M.poll_interval, M.poll_interval, function()
+    vim.schedule(function()
+      H.look(nil)
+    end)
+  end)
+end
+
+---Stop watching.
+function H.unwatch()
+  local w = H.watcher
+  H.watcher = nil
+  if w == nil then
+    return
+  end
+  for _, handle in ipairs({ w.event or false, w.timer or false }) do
+    if handle then
+      pcall(function()
+        if handle.stop then
+          handle:stop()
+        end
+        handle:close()
+      end)
+    end
+  end
+end
+
+---How the directory is watched now: "fs_event", "poll" or nil (not watched).
+---@return string|nil
+function M.watching()
+  return H.watcher and H.watcher.method or nil
 end
 
 ---Register the `persist` option of require("rpiv_todo.nvim").setup (called by nvim.lua).
 ---@param nv table the rpiv_todo.nvim module
 function M.register_option(nv)
+  -- Registered first: persist's apply reads it from the config.
+  nv.register_option("persist_max_age_days", 30, function(v)
+    if type(v) ~= "number" or v < 0 or v ~= math.floor(v) then
+      return "expected a whole number of days >= 0 (0: never remove old lists)"
+    end
+  end)
   nv.register_option("persist", false, function(v)
     if type(v) ~= "boolean" then
       return "expected a boolean"
     end
-  end, function(value)
-    M.apply(value == true)
+  end, function(value, config)
+    M.apply(value == true, config)
   end)
 end
 
@@ -216,6 +703,18 @@ function M.register_commands(commands)
       H.notify(text, level)
     end,
   })
+  commands.register("sessions", {
+    usage = "sessions",
+    run = function()
+      M.sessions_command()
+    end,
+  })
+  commands.register("prune", {
+    usage = "prune [days]",
+    run = function(rest)
+      M.prune_command(rest)
+    end,
+  })
   commands.register_command("TodosLanguage", function(opts)
     local ok, err = pcall(M.language_command, opts.args)
     if not ok then
@@ -239,6 +738,35 @@ function M.health(report)
   end
 end
 
+---The state directory's lists (and lists kept aside): how many, their bytes, and how many
+---are this working directory's.
+---@param dir string
+---@return integer count
+---@return integer bytes
+---@return integer lists
+function M.usage(dir)
+  local count, bytes = 0, 0
+  for _, name in ipairs(H.scan(dir)) do
+    local stat = H.ours(name) and H.uv().fs_stat(dir .. "/" .. name)
+    if stat and stat.type == "file" then
+      count = count + 1
+      bytes = bytes + stat.size
+    end
+  end
+  return count, bytes, #M.saved_lists()
+end
+
+---@param bytes integer
+---@return string
+function H.size(bytes)
+  if bytes < 1024 then
+    return bytes .. " B"
+  elseif bytes < 1024 * 1024 then
+    return string.format("%.1f KiB", bytes / 1024)
+  end
+  return string.format("%.1f MiB", bytes / 1024 / 1024)
+end
+
 ---@param report table
 function H.health(report)
   local persist = require("rpiv_todo.persist")
@@ -250,6 +778,23 @@ function H.health(report)
       local exists = (vim.uv or vim.loop).fs_stat(path) ~= nil
       report.info("this directory's list: " .. path .. (exists and "" or " (not written yet)"))
     end
+    local count, bytes, lists = M.usage(status.dir)
+    report.info(
+      string.format(
+        "state directory: %d %s, %s in all (%d saved %s of this directory; lists not changed for %s days are removed, :Todos prune)",
+        count,
+        count == 1 and "list" or "lists",
+        H.size(bytes),
+        lists,
+        lists == 1 and "list" or "lists",
+        tostring(H.max_age_days)
+      )
+    )
+    local watching = M.watching()
+    report.info(
+      watching and ("other programs' changes to these lists are followed (" .. watching .. ")")
+        or "other programs' changes are not watched; they are merged at the next save"
+    )
     if status.last_error ~= nil then
       report.warn(status.last_error, { "check that the directory exists and is writable" })
     end

@@ -1,0 +1,172 @@
+-- tests/nvim/editors_spec.lua: two live Neovims with setup({ persist = true }) in one
+-- project directory, as a user with two editors (or an editor and the MCP server) has
+-- them. Each is tests/nvim/editor_child.lua, started with jobstart and driven step by
+-- step through files. Checks: a change the other editor saved since this one read the
+-- file is merged, never dropped, and a taken id is told (the two-editors item); with file
+-- watching (fs_event, or the poll) the panel follows the other editor's change and this
+-- editor's own edit reaches the other one.
+
+local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local H = {}
+
+H.root = T.root()
+H.dirs = {}
+H.jobs = {}
+
+function H.tempdir()
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  H.dirs[#H.dirs + 1] = dir
+  return vim.fn.resolve(dir)
+end
+
+---Start an editor named `role` in `cwd`; returns a handle with :run(code).
+function H.start(role, cwd, state_home, watch)
+  local ctl = H.tempdir()
+  local cmd = { "sh", "-c", 'cd "$0" && exec "$@"', cwd, "env" }
+  for _, name in ipairs({ "NVIM", "NVIM_LISTEN_ADDRESS", "VIMINIT", "LUA_PATH", "LUA_CPATH", "RPIV_TODO_LOCALE" }) do
+    cmd[#cmd + 1] = "-u"
+    cmd[#cmd + 1] = name
+  end
+  local vars = {
+    XDG_STATE_HOME = state_home,
+    XDG_CONFIG_HOME = ctl,
+    RPIV_CTL = ctl,
+    RPIV_ROLE = role,
+    RPIV_WATCH = watch,
+    RPIV_ROOT = H.root,
+    RPIV_SPEC = H.root .. "/tests/nvim/editor_child.lua",
+  }
+  for k, v in pairs(vars) do
+    cmd[#cmd + 1] = k .. "=" .. v
+  end
+  for _, arg in ipairs({ vim.v.progpath, "--headless", "-u", "NONE", "-i", "NONE", "--noplugin" }) do
+    cmd[#cmd + 1] = arg
+  end
+  cmd[#cmd + 1] = "-c"
+  cmd[#cmd + 1] = "luafile " .. H.root .. "/scripts/nvim-runner.lua"
+  local editor = { role = role, ctl = ctl, n = 0, output = {} }
+  editor.job = vim.fn.jobstart(cmd, {
+    on_stdout = function(_, data)
+      vim.list_extend(editor.output, data)
+    end,
+    on_stderr = function(_, data)
+      vim.list_extend(editor.output, data)
+    end,
+  })
+  assert(editor.job > 0, "jobstart failed")
+  H.jobs[#H.jobs + 1] = editor.job
+  function editor.run(code)
+    editor.n = editor.n + 1
+    local base = ctl .. "/" .. role .. ".cmd." .. editor.n
+    vim.fn.writefile(vim.split(code, "\n"), base .. ".part")
+    assert(vim.loop.fs_rename(base .. ".part", base))
+    local out = ctl .. "/" .. role .. ".out." .. editor.n
+    local done = vim.wait(30000, function()
+      return vim.fn.filereadable(out) == 1
+    end, 10)
+    if not done then
+      error(role .. " did not answer step " .. editor.n .. ": " .. table.concat(editor.output, "\n"), 2)
+    end
+    local got = vim.json.decode(table.concat(vim.fn.readfile(out), "\n"))
+    if not got.ok then
+      error(role .. " step " .. editor.n .. " failed: " .. tostring(got.value), 2)
+    end
+    return got.value
+  end
+  return editor
+end
+
+function H.file(state_home, project)
+  local escaped = project:gsub("[^A-Za-z0-9._%-]", function(c)
+    return string.format("%%%02X", c:byte())
+  end)
+  return state_home .. "/nvim/rpiv_todo/" .. escaped .. "@default.json"
+end
+
+function H.tasks_in(path)
+  local out = {}
+  for i, t in ipairs(assert(require("rpiv_todo.core").load(path)).tasks) do
+    out[i] = "#" .. t.id .. " " .. t.subject .. " " .. t.status
+  end
+  return out
+end
+
+T.test("two editors on one list: each one's acknowledged task survives, and a taken id is told", function()
+  local states, project = H.tempdir(), H.tempdir()
+  local a = H.start("a", project, states, "off")
+  local b = H.start("b", project, states, "off")
+  -- Both have the list open (empty) before either writes.
+  T.eq(a.run('return E.call({ action = "list" })'), "No tasks", "a: empty")
+  T.eq(b.run('return E.call({ action = "list" })'), "No tasks", "b: empty")
+  T.eq(a.run('return E.call({ action = "create", subject = "From A" })'), "Created #1: From A (pending)", "a creates")
+  T.eq(b.run('return E.call({ action = "create", subject = "From B" })'), "Created #1: From B (pending)", "b creates")
+  local file = H.file(states, project)
+  T.same(H.tasks_in(file), { "#1 From A pending", "#2 From B pending" }, "the file keeps both")
+  T.same(b.run("return E.tasks()"), { "#1 From A pending", "#2 From B pending" }, "b's list is the merged one")
+  local b_notes = b.run("return E.notes")
+  T.eq(#b_notes, 1, "b is told once")
+  T.contains(b_notes[1].msg, file .. " was changed by another program since this editor last read it", "why")
+  T.contains(b_notes[1].msg, "ids taken there: #1 is now #2", "the new id")
+  T.eq(
+    a.run('return E.call({ action = "create", subject = "A again", blockedBy = { 1 } })'),
+    "Created #2: A again (pending)",
+    "a creates again without having seen b's task"
+  )
+  T.same(
+    H.tasks_in(file),
+    { "#1 From A pending", "#2 From B pending", "#3 A again pending" },
+    "still nothing lost, no id twice"
+  )
+  T.contains(a.run("return E.notes[#E.notes].msg"), "ids taken there: #2 is now #3", "a is told")
+  a.run('return "quit"')
+  b.run('return "quit"')
+  -- A third editor started later finds all three.
+  local c = H.start("c", project, states, "off")
+  T.same(
+    c.run("return E.tasks()"),
+    { "#1 From A pending", "#2 From B pending", "#3 A again pending" },
+    "after a restart"
+  )
+  c.run('return "quit"')
+end)
+
+for _, method in ipairs({ "auto", "poll" }) do
+  T.test("with file watching (" .. method .. ") the panel follows the other editor, both ways", function()
+    local states, project = H.tempdir(), H.tempdir()
+    local a = H.start("a", project, states, method)
+    local b = H.start("b", project, states, method)
+    T.eq(
+      a.run('return require("rpiv_todo.nvim.persist").watching()'),
+      method == "auto" and "fs_event" or "poll",
+      "how a watches"
+    )
+    T.same(a.run("return E.panel()"), {}, "a: nothing yet")
+    b.run('return E.call({ action = "create", subject = "Written by B" })')
+    T.eq(a.run('return E.panel_shows("Written by B")'), true, "a's panel shows b's task")
+    a.run('vim.cmd("Todos done 1")')
+    T.eq(b.run('return E.panel_shows("✓ Written by B")'), true, "b's panel shows a's edit")
+    b.run('return E.call({ action = "create", subject = "Second" })')
+    T.eq(a.run('return E.panel_shows("Second")'), true, "a follows again")
+    T.same(
+      a.run("return E.tasks()"),
+      { "#1 Written by B completed", "#2 Second pending" },
+      "a's edit was kept through b's next write"
+    )
+    T.same(
+      a.run("return vim.tbl_map(function(n) return n.msg end, E.notes)"),
+      { "Updated #1 (pending → completed)" },
+      "a: its edit confirmed, nothing else to report"
+    )
+    a.run('return "quit"')
+    b.run('return "quit"')
+  end)
+end
+
+for _, job in ipairs(H.jobs) do
+  pcall(vim.fn.jobstop, job)
+end
+for _, dir in ipairs(H.dirs) do
+  vim.fn.delete(dir, "rf")
+end
+T.finish("editors (nvim)")
