@@ -68,7 +68,9 @@ struct Options {
 }
 
 /// Parse the arguments; `Ok(None)` for `--help`.
-fn parse_args(args: impl IntoIterator<Item = String>) -> std::result::Result<Option<Options>, String> {
+fn parse_args(
+    args: impl IntoIterator<Item = String>,
+) -> std::result::Result<Option<Options>, String> {
     let mut opts = Options::default();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -96,7 +98,9 @@ fn absolute_env(name: &str) -> Option<PathBuf> {
 }
 
 fn home() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default()
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
 }
 
 /// The directory Neovim's `persist = true` uses: `stdpath("state")/rpiv_todo`.
@@ -146,7 +150,7 @@ impl Server {
             .to_str()
             .ok_or_else(|| format!("--state-dir {}: not valid UTF-8", state_dir.display()))?;
         glue.get::<Function>("start")?
-            .call::<String>((dir, key, session))?;
+            .call::<Option<String>>((dir, key, session))?;
         let desc: Table = glue.get::<Function>("describe")?.call(())?;
         let parameters: Value = lua.from_value(desc.get::<mlua::Value>("parameters")?)?;
         let Value::Object(schema) = parameters else {
@@ -170,7 +174,8 @@ impl Server {
 
     /// Run one call: the arguments as JSON text in, the result JSON out.
     fn run(&self, arguments: Option<JsonObject>) -> std::result::Result<CallToolResult, String> {
-        let args = serde_json::to_string(&arguments.unwrap_or_default()).map_err(|e| e.to_string())?;
+        let args =
+            serde_json::to_string(&arguments.unwrap_or_default()).map_err(|e| e.to_string())?;
         let out: String = self.call.call(args).map_err(|e| e.to_string())?;
         if let Ok(errors) = self.take_errors.call::<Vec<String>>(()) {
             for message in errors {
@@ -220,7 +225,10 @@ impl ServerHandler for Server {
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         if request.name != self.tool.name {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool {:?} (this server has {:?})", request.name, self.tool.name),
+                format!(
+                    "unknown tool {:?} (this server has {:?})",
+                    request.name, self.tool.name
+                ),
                 None,
             ));
         }
@@ -250,7 +258,9 @@ fn main() {
 
 fn serve(opts: Options) -> Result<()> {
     let state_dir = opts.state_dir.unwrap_or_else(default_state_dir);
-    std::fs::create_dir_all(&state_dir)
+    // Made when missing, and named by its absolute path, as Neovim names it.
+    let state_dir = std::fs::create_dir_all(&state_dir)
+        .and_then(|()| std::fs::canonicalize(&state_dir))
         .map_err(|e| format!("--state-dir {}: {e}", state_dir.display()))?;
     let config = match opts.config {
         Some(path) => Some(path),

@@ -6,33 +6,21 @@
 -- The list is kept the way Neovim's `persist = true` keeps it: rpiv_todo.persist, with the
 -- server's working directory as the key, so the editor and the server read and write the
 -- same file. Another process (the editor, a second server) may change that file between two
--- calls: before each call the file is read, and when it is not what this server last saw,
--- the list is taken from it first, so an edit made in the editor is never overwritten.
+-- calls: before each call `persist.check` takes in what it wrote, and each save merges this
+-- server's calls on top of a list written meanwhile, so neither side drops the other's
+-- change.
 
 local M = {}
 local H = {}
 
 H.session_id = nil -- the session the server's calls run in
-H.seen = nil -- the list file's text as this server last read or wrote it
 H.errors = {} -- messages from rpiv_todo.persist, for the host to log
-
----@param path string
----@return string|nil
-function H.read(path)
-  local file = io.open(path, "rb")
-  if file == nil then
-    return nil
-  end
-  local text = file:read("*a")
-  file:close()
-  return text
-end
 
 ---Start keeping the list in `dir`, keyed by `key` (the working directory), in session `id`.
 ---@param dir string
 ---@param key string
 ---@param id string
----@return string path the list file
+---@return string|nil path the list file
 function M.start(dir, key, id)
   local persist = require("rpiv_todo.persist")
   persist.enable({
@@ -43,10 +31,8 @@ function M.start(dir, key, id)
     end,
   })
   H.session_id = id
-  local path = persist.path(id)
-  H.seen = H.read(path)
   require("rpiv_todo.session").get(id) -- restores the saved list, if any
-  return path
+  return persist.path(id)
 end
 
 ---Messages persistence reported since the last call (then forgotten).
@@ -78,39 +64,13 @@ function M.describe()
   }
 end
 
----Take the list from its file when another process changed it since this server last saw it.
----@param session rpiv_todo.Session
----@param path string
-function H.follow(session, path)
-  local text = H.read(path)
-  if text == nil or text == H.seen then
-    return
-  end
-  local state, err = require("rpiv_todo.native").load(path)
-  if state == nil then
-    H.errors[#H.errors + 1] = "(rpiv_todo) persist: " .. tostring(err) .. "; keeping the list this server has"
-    H.seen = text
-    return
-  end
-  session.list:replace(state)
-  H.seen = text
-end
-
 ---Run one call given as JSON text; the result as JSON text (`{ content, details }`).
 ---@param args_json string
 ---@return string
 function M.call(args_json)
-  local persist = require("rpiv_todo.persist")
   local session = require("rpiv_todo.session").get(H.session_id)
-  local path = persist.path(H.session_id)
-  if path ~= nil then
-    H.follow(session, path)
-  end
-  local out = session:execute_json(args_json) -- saved by rpiv_todo.persist when it changed
-  if path ~= nil then
-    H.seen = H.read(path)
-  end
-  return out
+  require("rpiv_todo.persist").check(H.session_id) -- what the editor wrote since the last call
+  return session:execute_json(args_json) -- saved (merged if need be) by rpiv_todo.persist
 end
 
 return M
