@@ -21,6 +21,11 @@
 #      their recorded request bodies checked with Python jsonschema (pip, when missing)
 #      tests/screen/*_spec.lua: the current Neovim in a tmux pane (Debian's tmux), keys
 #      through send-keys, what a person sees through capture-pane
+#   6b. the front ends outside tests/agents' first three: CopilotChat.nvim and mcphub.nvim
+#      (tests/agents/copilotchat_spec.lua, mcphub_spec.lua); the MCP server (examples/mcp,
+#      scripts/mcp.sh): cargo test -p rpiv_todo_mcp, the official Python SDK (pip `mcp`,
+#      when missing) as its client with every message checked against the published schema
+#      (tests/mcp/client_test.py), and the server beside a Neovim (tests/mcp/editor_spec.lua)
 #   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
 #      (cargo test -p rpiv_todo_host: piped output without escape codes, --help, exit
 #      codes; its session output is asserted by the contract tests), and that running it
@@ -375,7 +380,8 @@ front_end_specs() {
 
 # mcp_tests: the MCP server (examples/mcp, scripts/mcp.sh): its unit tests, then the
 # official Python SDK as the client, every message checked against the published schema
-# (MCP 2025-11-25, from $RPIV_DEPS/model-context-protocol).
+# (MCP 2025-11-25, from $RPIV_DEPS/model-context-protocol), then the server beside a
+# headless Neovim with persist = true.
 mcp_tests() {
     local deps=${RPIV_DEPS:-$ROOT/../shared/deps}
     step "MCP server: cargo test -p rpiv_todo_mcp" cargo test -q -p rpiv_todo_mcp
@@ -388,6 +394,16 @@ mcp_tests() {
     else
         step "MCP server against the Python SDK (tests/mcp/client_test.py)" \
             guarded python3 "$ROOT/tests/mcp/client_test.py" "$deps/model-context-protocol"
+    fi
+    # The editor and the server on one list: a headless Neovim with persist = true starts
+    # scripts/mcp.sh in its directory.
+    if [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+        skip "tests/mcp/editor_spec.lua (editor and MCP server)" "no current Neovim"
+    elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
+        skip "tests/mcp/editor_spec.lua (editor and MCP server)" "no luajit build or no server build"
+    else
+        step "tests/mcp/editor_spec.lua (editor and MCP server, $(nvim_label "$NVIM_NEW"))" \
+            run_nvim "$NVIM_NEW" "$ROOT/tests/mcp/editor_spec.lua"
     fi
 }
 
