@@ -262,10 +262,9 @@ fn serve(opts: Options) -> Result<()> {
     let state_dir = std::fs::create_dir_all(&state_dir)
         .and_then(|()| std::fs::canonicalize(&state_dir))
         .map_err(|e| format!("--state-dir {}: {e}", state_dir.display()))?;
-    let config = match opts.config {
-        Some(path) => Some(path),
-        None => Some(default_config()).filter(|p| p.is_file()),
-    };
+    let config = opts
+        .config
+        .or_else(|| Some(default_config()).filter(|p| p.is_file()));
     let cwd = std::env::current_dir()?;
     let key = cwd
         .to_str()
@@ -273,7 +272,7 @@ fn serve(opts: Options) -> Result<()> {
     let session = opts.session.as_deref().unwrap_or("default");
     let server = Server::new(&state_dir, session, config.as_deref(), key)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
+        .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {

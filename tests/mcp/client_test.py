@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -176,6 +177,56 @@ def validate_raw(schema, raw_log):
     eq(bad, [], "every message the server sent validates against the schema")
 
 
+def check_2026(schema_2026, workdir, state_dir):
+    """MCP 2026-07-28 has no `initialize`: each request names its revision in `_meta`. The
+    Python SDK does not speak it yet, so this talks to the server directly: `server/discover`,
+    `tools/list` and a call, each answer validated as the schema's result type, and the call
+    runs in the same list as the 2025-11-25 session before it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "client_test", "version": "1"},
+    }
+    requests = [
+        ("server/discover", {"_meta": meta}, "DiscoverResult"),
+        ("tools/list", {"_meta": meta}, "ListToolsResult"),
+        ("tools/call", {"_meta": meta, "name": "todo", "arguments": {"action": "get", "id": 3}}, "CallToolResult"),
+    ]
+    lines = "".join(
+        json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": method, "params": params}) + "\n"
+        for i, (method, params, _) in enumerate(requests)
+    )
+    proc = subprocess.run(
+        [str(ROOT / "scripts" / "mcp.sh"), "--state-dir", str(state_dir)],
+        input=lines,
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+        timeout=600,
+        env={**os.environ, "XDG_CONFIG_HOME": str(workdir / "no-config")},
+    )
+    replies = {}
+    message = validator_for(schema_2026, "JSONRPCMessage")
+    for line in proc.stdout.splitlines():
+        if line.strip():
+            msg = json.loads(line)
+            eq(errors_of(message, msg), [], f"2026-07-28: a {list(msg)} message validates")
+            replies[msg.get("id")] = msg
+    for i, (method, _, kind) in enumerate(requests):
+        reply = replies.get(i + 1, {})
+        check("result" in reply, f"2026-07-28 {method}: a result", reply)
+        if "result" in reply:
+            eq(errors_of(validator_for(schema_2026, kind), reply["result"]), [], f"2026-07-28 {method}: a valid {kind}")
+    discover = replies.get(1, {}).get("result", {})
+    check("2026-07-28" in discover.get("supportedVersions", []), "discover names 2026-07-28", discover)
+    call = replies.get(3, {}).get("result", {})
+    eq(
+        (call.get("content") or [{}])[0].get("text"),
+        "#3 [pending] Ship it\n  blockedBy: #1, #2",
+        "2026-07-28 tools/call: the saved list, read by a new server",
+    )
+
+
 def main():
     schema_path = schema_dir() / "schema-2025-11-25.json"
     if not schema_path.is_file():
@@ -190,6 +241,11 @@ def main():
         raw_log = tmp / "server.jsonl"
         asyncio.run(run(schema, workdir, state_dir, raw_log))
         validate_raw(schema, raw_log)
+        schema_2026_path = schema_path.parent / "schema-2026-07-28.json"
+        if schema_2026_path.is_file():
+            check_2026(json.loads(schema_2026_path.read_text()), workdir, state_dir)
+        else:
+            check(False, f"{schema_2026_path} not found")
         # One file: this directory's list, named by rpiv_todo.persist (as the editor names it).
         saved = sorted(state_dir.glob("*.json"))
         eq(len(saved), 1, "one list file in the state directory")
