@@ -62,6 +62,11 @@ def validator_for(schema, name):
     return jsonschema.Draft202012Validator(sub)
 
 
+def wire(model):
+    """An SDK object as it travels on the wire: camelCase keys, no unset fields."""
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def errors_of(validator, value):
     return [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(value)]
 
@@ -70,8 +75,12 @@ async def run(schema, workdir, state_dir, raw_log):
     tool_validator = validator_for(schema, "Tool")
     call_validator = validator_for(schema, "CallToolResult")
     mcp_sh = str(ROOT / "scripts" / "mcp.sh")
-    # tee keeps every byte the server writes; the SDK reads the same bytes.
-    command = f"set -o pipefail; {shlex.quote(mcp_sh)} --state-dir {shlex.quote(str(state_dir))} | tee -a {shlex.quote(str(raw_log))}"
+    # tee keeps every byte each side writes; the other side reads the same bytes.
+    command = (
+        f"set -o pipefail; tee -a {shlex.quote(str(raw_log))}.in"
+        f" | {shlex.quote(mcp_sh)} --state-dir {shlex.quote(str(state_dir))}"
+        f" | tee -a {shlex.quote(str(raw_log))}"
+    )
     params = StdioServerParameters(
         command="bash",
         args=["-c", command],
@@ -81,13 +90,13 @@ async def run(schema, workdir, state_dir, raw_log):
     texts = []
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            eq(init.protocolVersion, "2025-11-25", "the server speaks the client's revision")
-            eq(init.serverInfo.name, "rpiv_todo", "server name")
+            init = wire(await session.initialize())
+            eq(init["protocolVersion"], "2025-11-25", "the revision agreed on")
+            eq(init["serverInfo"]["name"], "rpiv_todo", "server name")
 
             tools = await session.list_tools()
             eq([t.name for t in tools.tools], ["todo"], "one tool, todo")
-            tool = tools.tools[0].model_dump(by_alias=True, exclude_none=True, mode="json")
+            tool = wire(tools.tools[0])
             errs = errors_of(tool_validator, tool)
             eq(errs, [], "the tool validates against the schema's Tool")
             eq(tool["inputSchema"]["required"], ["action"], "inputSchema.required")
@@ -126,20 +135,19 @@ async def run(schema, workdir, state_dir, raw_log):
                 ({"action": "update", "id": 9, "status": "completed"}, "Error: #9 not found", True),
             ]
             for args, want_text, want_error in calls:
-                result = await session.call_tool("todo", args)
-                dumped = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+                result = wire(await session.call_tool("todo", args))
                 what = json.dumps(args)
-                eq(errors_of(call_validator, dumped), [], f"{what}: validates as CallToolResult")
-                eq([c.type for c in result.content], ["text"], f"{what}: one text block")
-                eq(result.content[0].text, want_text, f"{what}: reply text")
-                eq(bool(result.isError), want_error, f"{what}: isError")
-                details = result.structuredContent or {}
+                eq(errors_of(call_validator, result), [], f"{what}: validates as CallToolResult")
+                eq([c["type"] for c in result["content"]], ["text"], f"{what}: one text block")
+                eq(result["content"][0]["text"], want_text, f"{what}: reply text")
+                eq(result.get("isError", False), want_error, f"{what}: isError")
+                details = result.get("structuredContent") or {}
                 eq(details.get("action"), args["action"], f"{what}: structuredContent.action")
                 eq(details.get("params"), args, f"{what}: structuredContent.params")
-                texts.append(result.content[0].text)
+                texts.append(result["content"][0]["text"])
                 if want_error:
                     eq(details.get("error"), "#9 not found", f"{what}: structuredContent.error")
-            final = result.structuredContent
+            final = result["structuredContent"]
             eq(final["nextId"], 4, "nextId after three creates")
             eq(
                 [(t["id"], t["status"], t.get("blockedBy")) for t in final["tasks"]],
@@ -151,17 +159,23 @@ async def run(schema, workdir, state_dir, raw_log):
 
 def validate_raw(schema, raw_log):
     """Every line the server wrote is a JSON-RPC message of the schema, and each result
-    validates as the result type of the request it answers (ids as the SDK numbers them:
-    initialize, tools/list, then the calls)."""
+    validates as the result type of the request it answers (found by id among the lines
+    the client wrote)."""
     message = validator_for(schema, "JSONRPCMessage")
-    by_kind = {
+    by_method = {
         "initialize": validator_for(schema, "InitializeResult"),
         "tools/list": validator_for(schema, "ListToolsResult"),
         "tools/call": validator_for(schema, "CallToolResult"),
     }
+    asked = {}
+    for line in Path(str(raw_log) + ".in").read_text().splitlines():
+        if line.strip():
+            msg = json.loads(line)
+            if "method" in msg and "id" in msg:
+                asked[msg["id"]] = msg["method"]
+    eq(sorted(set(asked.values())), ["initialize", "tools/call", "tools/list"], "what the client asked")
     lines = [line for line in raw_log.read_text().splitlines() if line.strip()]
-    check(len(lines) >= 8, f"the server sent {len(lines)} messages")
-    kinds = ["initialize", "tools/list"] + ["tools/call"] * 6
+    eq(len(lines), len(asked), "one answer per request, nothing else")
     bad = []
     for i, line in enumerate(lines):
         try:
@@ -170,11 +184,15 @@ def validate_raw(schema, raw_log):
             bad.append(f"line {i + 1} is not JSON: {e}")
             continue
         bad += [f"line {i + 1}: {e}" for e in errors_of(message, msg)]
-        if "result" in msg and isinstance(msg.get("id"), int) and msg["id"] < len(kinds):
-            bad += [f"line {i + 1} ({kinds[msg['id']]}): {e}" for e in errors_of(by_kind[kinds[msg["id"]]], msg["result"])]
+        method = asked.get(msg.get("id"))
+        if "result" in msg:
+            if method not in by_method:
+                bad.append(f"line {i + 1}: answers no request the client sent ({msg.get('id')!r})")
+            else:
+                bad += [f"line {i + 1} ({method}): {e}" for e in errors_of(by_method[method], msg["result"])]
         if "error" in msg:
             bad.append(f"line {i + 1}: a protocol error: {msg['error']}")
-    eq(bad, [], "every message the server sent validates against the schema")
+    eq(bad, [], f"every message the server sent ({len(lines)}) validates against the schema")
 
 
 def check_2026(schema_2026, workdir, state_dir):
