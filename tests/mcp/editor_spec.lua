@@ -93,10 +93,10 @@ T.test("the server's tasks show in the editor's panel within 2 s", function()
   T.eq(shown, true, "the panel shows the server's list; panel:\n" .. H.panel())
   T.eq(
     H.panel(),
-    table.concat({
-      "● Todos (0/2)",
-      "├─ ○ #1 Write the parser",
-      "└─ ○ #2 Ship it ⛓ #1",
+    table.concat({ -- padding = 1: a space on each side
+      " ● Todos (0/2) ",
+      " ├─ ○ #1 Write the parser ",
+      " └─ ○ #2 Ship it ⛓ #1 ",
     }, "\n"),
     "the panel"
   )
