@@ -772,6 +772,14 @@ function M.foreground(...)
   return session.foreground()
 end
 
+---Show session `id` as if a tool call had just run in it (a saved list at startup, a list
+---another program changed): the panel moves to it unless a session is pinned.
+---@param id string
+function M.follow(id)
+  M.attach()
+  M.session_event("executed", id)
+end
+
 ---The pinned session id, or nil while the panel follows the latest tool call.
 ---@return string|nil
 function M.pinned()

@@ -141,9 +141,12 @@ for _, method in ipairs({ "auto", "poll" }) do
       method == "auto" and "fs_event" or "poll",
       "how a watches"
     )
-    T.same(a.run("return E.panel()"), {}, "a: nothing yet")
+    -- a works in a chat of its own; b, like an agent outside the editor, in "default".
+    a.run('return E.nv.execute({ action = "create", subject = "Chat task" }, { session = "chat-1" })')
+    T.eq(a.run('return E.panel_shows("Chat task")'), true, "a shows its chat")
     b.run('return E.call({ action = "create", subject = "Written by B" })')
-    T.eq(a.run('return E.panel_shows("Written by B")'), true, "a's panel shows b's task")
+    T.eq(a.run('return E.panel_shows("Written by B")'), true, "a's panel follows b's list")
+    T.eq(a.run('return require("rpiv_todo.session").foreground_id()'), "default", "the shown session")
     a.run('vim.cmd("Todos done 1")')
     T.eq(b.run('return E.panel_shows("✓ Written by B")'), true, "b's panel shows a's edit")
     b.run('return E.call({ action = "create", subject = "Second" })')
@@ -158,6 +161,11 @@ for _, method in ipairs({ "auto", "poll" }) do
       { "Updated #1 (pending → completed)" },
       "a: its edit confirmed, nothing else to report"
     )
+    if method == "auto" then
+      -- fs_event names the file: a list of this directory a doesn't use yet shows too.
+      b.run('return E.nv.execute({ action = "create", subject = "In chat 9" }, { session = "chat-9" })')
+      T.eq(a.run('return E.panel_shows("In chat 9")'), true, "a follows a new session's list")
+    end
     a.run('return "quit"')
     b.run('return "quit"')
   end)

@@ -240,11 +240,11 @@ function H.show(item, pin)
     persist.adopt(item.id, item.path)
   end
   local nv = require("rpiv_todo.nvim")
-  local session = require("rpiv_todo.session")
-  session.get(item.id)
-  nv.foreground(item.id)
-  if not pin then
-    nv.foreground(nil)
+  require("rpiv_todo.session").get(item.id)
+  if pin then
+    nv.foreground(item.id)
+  else
+    nv.follow(item.id)
   end
 end
 
@@ -454,14 +454,17 @@ end
 
 H.watcher = nil -- { event = uv fs_event handle or nil, timer = uv timer or nil, dir, sigs }
 
----The sessions to watch: every one with a file, and the shown one.
+---The sessions to watch: every one with a file, the shown one and this directory's
+---"default" (the session an agent outside the editor, the MCP server, writes).
 ---@return table<string, string> id -> path
 function H.watched()
   local persist = require("rpiv_todo.persist")
   local files = persist.status().files
-  local id = require("rpiv_todo.session").foreground_id()
-  if files[id] == nil then
-    files[id] = persist.path(id)
+  local session = require("rpiv_todo.session")
+  for _, id in ipairs({ session.foreground_id(), session.DEFAULT_ID }) do
+    if files[id] == nil then
+      files[id] = persist.path(id)
+    end
   end
   return files
 end
@@ -477,19 +480,49 @@ function H.signature(path)
   return table.concat({ stat.mtime.sec, stat.mtime.nsec or 0, stat.size, stat.ino or 0 }, ":")
 end
 
----Session `id`'s file changed: take it in (or, for the shown session not used yet, load it).
+---Session `id`'s file changed: take it in (a session not used yet here is restored from
+---it), and the panel follows it like the session of a tool call, unless one is pinned.
+---Our own saves change the file too; those come back "unchanged".
 ---@param id string
 function H.changed(id)
   local persist = require("rpiv_todo.persist")
   local session = require("rpiv_todo.session")
   if session.exists(id) then
-    persist.check(id)
-  elseif id == session.foreground_id() then
-    local path = persist.path(id)
-    if path ~= nil and H.uv().fs_stat(path) ~= nil then
-      session.get(id) -- restores it; the panel repaints on the "loaded" event
+    local what = persist.check(id)
+    if what == "reloaded" or what == "merged" then
+      require("rpiv_todo.nvim").follow(id)
     end
+    return
   end
+  local path = persist.path(id)
+  if path ~= nil and H.uv().fs_stat(path) ~= nil then
+    session.get(id) -- restored from the file
+    require("rpiv_todo.nvim").follow(id)
+  end
+end
+
+---The session a file of this working directory belongs to (adopting a hashed one), or nil.
+---@param name string
+---@return string|nil
+function H.session_of(name)
+  local persist = require("rpiv_todo.persist")
+  local key = persist.key()
+  if key == nil then
+    return nil
+  end
+  local prefix = persist.key_prefix(key)
+  if name:sub(1, #prefix) ~= prefix then
+    return nil
+  end
+  local _, id_part, id = persist.parse_name(name)
+  if id_part == nil then
+    return nil
+  end
+  if id == nil then
+    id = "saved-" .. id_part:sub(2, 13)
+    persist.adopt(id, persist.status().dir .. "/" .. name)
+  end
+  return id
 end
 
 ---Look at the watched files (on the main loop).
@@ -499,7 +532,13 @@ function H.look(name)
   if w == nil or not require("rpiv_todo.persist").status().enabled then
     return
   end
-  for id, path in pairs(H.watched()) do
+  local watched = H.watched()
+  -- fs_event names the file: any list of this directory, even one not used here yet.
+  local named = name and H.session_of(name)
+  if named ~= nil and watched[named] == nil then
+    watched[named] = require("rpiv_todo.persist").path(named)
+  end
+  for id, path in pairs(watched) do
     if name == nil or path:sub(-#name - 1) == "/" .. name then
       local sig = H.signature(path)
       if sig ~= w.sigs[id] then
