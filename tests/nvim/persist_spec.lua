@@ -187,12 +187,18 @@ T.test("at startup the latest list with open tasks shows; :Todos sessions lists 
     { "Later", "pending" },
   }, 2000)
   H.save(H.file(states, here, "chat-done"), { { "All done", "completed" } }, 1000)
+  -- A session id too long for a name (65 bytes): its part is ~ and its SHA-256
+  -- (python3 -c "import hashlib; print(hashlib.sha256(b'i' * 65).hexdigest())").
+  local hashed = "~7db92d77e8b1d5ac593cd614244109b70618fe2a6a7eba541a5347ff383237d0"
+  H.save(H.file(states, here, "x"):gsub("@x%.json$", "@" .. hashed .. ".json"), { { "Long id", "pending" } }, 4000)
   local got = H.child("recent", here, states, config_home, { RPIV_PICK = "chat-old" })
   T.eq(got.foreground, "chat-new", "the newest list with open tasks is the shown session")
   T.contains(table.concat(got.panel, "\n"), "New open", "the panel shows it after setup")
   T.contains(table.concat(got.listwin, "\n"), "Later", ":Todos shows it")
   T.eq(got.next_call, "Created #4: Continued (pending)", "the next call in that session continues it")
-  T.eq(#got.select.shown, 3, "three saved lists")
+  T.eq(#got.select.shown, 4, "four saved lists")
+  T.contains(got.select.shown[4], "Long id · 0/1 done, 1 open · ", "a hashed id's list")
+  T.contains(got.select.shown[4], " · session saved-7db92d77e8b1", "shown under a stand-in id")
   T.contains(got.select.shown[1], "New open · 1/4 done, 3 open · ", "title, counts")
   T.contains(got.select.shown[1], " · session chat-new", "newest first (just written)")
   local done_at = os.date("%Y-%m-%d %H:%M", vim.loop.fs_stat(H.file(states, here, "chat-done")).mtime.sec)
@@ -200,8 +206,8 @@ T.test("at startup the latest list with open tasks shows; :Todos sessions lists 
   T.contains(got.select.shown[3], "Old open · 0/1 done, 1 open · ", "the oldest last")
   T.eq(got.foreground_after_pick, "chat-old", "the pick is shown")
   T.contains(table.concat(got.panel_after_pick, "\n"), "Old open", "in the panel")
-  T.contains(got.health, "state directory: 3 lists, ", "health: count")
-  T.contains(got.health, "(3 saved lists of this directory; lists not changed for 30 days are removed", "health")
+  T.contains(got.health, "state directory: 4 lists, ", "health: count")
+  T.contains(got.health, "(4 saved lists of this directory; lists not changed for 30 days are removed", "health")
 end)
 
 T.test("old lists are pruned at startup (30 days) and by :Todos prune N; live ones stay", function()
