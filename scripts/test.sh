@@ -26,6 +26,11 @@
 #      scripted OpenAI-compatible server on 127.0.0.1) over the plugins' own HTTP client
 #      tests/screen/*_spec.lua: the current Neovim in a tmux pane (Debian's tmux), keys
 #      through send-keys, what a person sees through capture-pane
+#   6b. the front ends outside tests/agents' first three: CopilotChat.nvim and mcphub.nvim
+#      (tests/agents/copilotchat_spec.lua, mcphub_spec.lua); the MCP server (examples/mcp,
+#      scripts/mcp.sh): cargo test -p rpiv_todo_mcp, the official Python SDK (pip `mcp`,
+#      when missing) as its client with every message checked against the published schema
+#      (tests/mcp/client_test.py), and the server beside a Neovim (tests/mcp/editor_spec.lua)
 #   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
 #      (cargo test -p rpiv_todo_host: piped output without escape codes, --help, exit
 #      codes; its session output is asserted by the contract tests), and that running it
@@ -101,6 +106,11 @@ install_tools() {
     if ! python3 -c 'import jsonschema' 2>/dev/null; then
         echo "installing with pip: jsonschema"
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore jsonschema || return 1
+    fi
+    # The official MCP SDK for Python: the client tests/mcp/client_test.py drives the server with.
+    if ! python3 -c 'import mcp.client.stdio' 2>/dev/null; then
+        echo "installing with pip: mcp"
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore mcp || return 1
     fi
     install_packaging_tools || return 1
     if ! find_stylua >/dev/null; then
@@ -393,6 +403,55 @@ agent_specs() {
         python3 "$ROOT/tests/agents/check_requests.py" "$capture" "$deps"
 }
 
+# front_end_specs: the CopilotChat.nvim and mcphub.nvim adapters inside those plugins
+# (tests/agents/copilotchat_spec.lua, mcphub_spec.lua), pinned copies in $RPIV_DEPS, in the
+# current Neovim; listed as skipped, with the reason, without them.
+front_end_specs() {
+    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} plugin spec
+    for plugin in CopilotChat.nvim mcphub.nvim; do
+        spec="$ROOT/tests/agents/$([[ $plugin == CopilotChat.nvim ]] && echo copilotchat || echo mcphub)_spec.lua"
+        if [[ ! -d $deps/$plugin || ! -d $deps/plenary.nvim ]]; then
+            absent "$(rel "$spec")" "skipped: no pinned $plugin or plenary.nvim in $deps (set RPIV_DEPS)"
+        elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+            skip "$(rel "$spec")" "no current Neovim"
+        elif ! steps_passed "place the luajit build"; then
+            skip "$(rel "$spec")" "no luajit build at lua/rpiv_todo/core.so"
+        else
+            step "$(rel "$spec") ($plugin, $(nvim_label "$NVIM_NEW"))" \
+                run_nvim "$NVIM_NEW" "$spec" RPIV_DEPS="$(cd "$deps" && pwd)"
+        fi
+    done
+}
+
+# mcp_tests: the MCP server (examples/mcp, scripts/mcp.sh): its unit tests, then the
+# official Python SDK as the client, every message checked against the published schema
+# (MCP 2025-11-25, from $RPIV_DEPS/model-context-protocol), then the server beside a
+# headless Neovim with persist = true.
+mcp_tests() {
+    local deps=${RPIV_DEPS:-$ROOT/../shared/deps}
+    step "MCP server: cargo test -p rpiv_todo_mcp" cargo test -q -p rpiv_todo_mcp
+    step "MCP server: build (cargo build --release -p rpiv_todo_mcp)" cargo build --quiet --release -p rpiv_todo_mcp
+    if [[ ! -f $deps/model-context-protocol/schema-2025-11-25.json ]]; then
+        absent "MCP server against the Python SDK (tests/mcp/client_test.py)" \
+            "skipped: no MCP schema in $deps/model-context-protocol (set RPIV_DEPS)"
+    elif ! steps_passed "MCP server: build"; then
+        skip "MCP server against the Python SDK (tests/mcp/client_test.py)" "the server did not build"
+    else
+        step "MCP server against the Python SDK (tests/mcp/client_test.py)" \
+            guarded python3 "$ROOT/tests/mcp/client_test.py" "$deps/model-context-protocol"
+    fi
+    # The editor and the server on one list: a headless Neovim with persist = true starts
+    # scripts/mcp.sh in its directory.
+    if [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+        skip "tests/mcp/editor_spec.lua (editor and MCP server)" "no current Neovim"
+    elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
+        skip "tests/mcp/editor_spec.lua (editor and MCP server)" "no luajit build or no server build"
+    else
+        step "tests/mcp/editor_spec.lua (editor and MCP server, $(nvim_label "$NVIM_NEW"))" \
+            run_nvim "$NVIM_NEW" "$ROOT/tests/mcp/editor_spec.lua"
+    fi
+}
+
 # rock_test LUA_VERSION FLAVOUR: install the rockspec into a fresh tree for that Lua with
 # `luarocks make`, then run tests/luarocks/rock_spec.lua with only that tree's paths.
 rock_test() {
@@ -510,6 +569,8 @@ loader_tests
 nvim_specs
 screen_specs
 agent_specs
+front_end_specs
+mcp_tests
 step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
 step "scripts/run.sh builds no test-only dependency" host_deps_check
 luarocks_tests
