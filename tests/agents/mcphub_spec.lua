@@ -74,23 +74,27 @@ T.test("register adds the native server rpiv_todo with the todo tool and the /to
   T.ok(again == native, "registering again keeps the server")
 end)
 
+local cc = require("rpiv_todo.adapters.codecompanion")
+local chat7, chat8 = { id = 7 }, { id = 7 } -- codecompanion's ids collide (math.random)
+
 T.test("a call from a codecompanion chat answers with the reply, in that chat's list", function()
-  local out = codecompanion_call({ id = 7 }, '{"action":"create","subject":"Write the parser"}')
+  local out = codecompanion_call(chat7, '{"action":"create","subject":"Write the parser"}')
   T.eq(out.status, "success", "status")
   T.eq(out.data.text, "Created #1: Write the parser (pending)", "reply")
-  out = codecompanion_call({ id = 8 }, { action = "create", subject = "Other chat" })
-  T.eq(out.data.text, "Created #1: Other chat (pending)", "another chat, another list")
-  T.eq(sessions.get("codecompanion:7"):state().tasks[1].subject, "Write the parser", "chat 7's list")
-  T.eq(sessions.get("codecompanion:8"):state().tasks[1].subject, "Other chat", "chat 8's list")
+  out = codecompanion_call(chat8, { action = "create", subject = "Other chat" })
+  T.eq(out.data.text, "Created #1: Other chat (pending)", "another chat with the same id, another list")
+  T.ok(cc.session_of(chat7) ~= cc.session_of(chat8), "two lists")
+  T.eq(sessions.get(cc.session_of(chat7)):state().tasks[1].subject, "Write the parser", "the first chat's list")
+  T.eq(sessions.get(cc.session_of(chat8)):state().tasks[1].subject, "Other chat", "the other chat's list")
 end)
 
 T.test("a rejected call is an error response, the list unchanged", function()
-  local out = codecompanion_call({ id = 7 }, { action = "update", id = 42, status = "completed" })
+  local out = codecompanion_call(chat7, { action = "update", id = 42, status = "completed" })
   T.eq(out.status, "error", "codecompanion sees an error")
   T.eq(out.data, "Error: #42 not found", "error text")
   local res = hub_call({ action = "get", id = 9 }, nil)
   T.eq(res.error, "Error: #9 not found", "the hub marks it as an error")
-  T.eq(sessions.get("codecompanion:7"):state().nextId, 2, "unchanged")
+  T.eq(sessions.get(cc.session_of(chat7)):state().nextId, 2, "unchanged")
 end)
 
 T.test("a call that names no chat uses the working directory's list", function()
@@ -120,7 +124,7 @@ end)
 T.test("the resource rpiv_todo://todos reads the caller's list as /todos shows it", function()
   local got, done
   hub:access_resource("rpiv_todo", "rpiv_todo://todos", {
-    caller = { type = "codecompanion", codecompanion = { chat = { id = 7 } } },
+    caller = { type = "codecompanion", codecompanion = { chat = chat7 } },
     parse_response = true,
     callback = function(res)
       got, done = res, true

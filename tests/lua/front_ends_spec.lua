@@ -157,7 +157,8 @@ end)
 
 T.test("mcphub: the handler answers with the reply, or an error response", function()
   local tool = mcphub.server().capabilities.tools[1]
-  local caller = { type = "codecompanion", codecompanion = { chat = { id = 5 } } }
+  local chat = { id = 5 }
+  local caller = { type = "codecompanion", codecompanion = { chat = chat } }
   local out = tool.handler({ params = { action = "create", subject = "A" }, caller = caller }, response())
   T.same(out, { result = { content = { { type = "text", text = "Created #1: A (pending)" } } } }, "reply")
   out = tool.handler({ params = { action = "get", id = 9 }, caller = caller }, response())
@@ -166,7 +167,8 @@ T.test("mcphub: the handler answers with the reply, or an error response", funct
     { result = { isError = true, content = { { type = "text", text = "Error: #9 not found" } } } },
     "error response"
   )
-  T.eq(sessions.get("codecompanion:5"):state().nextId, 2, "the chat's list, unchanged by the error")
+  local id = require("rpiv_todo.adapters.codecompanion").session_of(chat)
+  T.eq(sessions.get(id):state().nextId, 2, "the chat's list (the codecompanion adapter's), unchanged by the error")
 end)
 
 T.test("mcphub: the caller picks the list", function()
@@ -174,11 +176,13 @@ T.test("mcphub: the caller picks the list", function()
   local function call(caller, subject)
     return tool.handler({ params = { action = "create", subject = subject }, caller = caller }, response())
   end
-  call({ type = "codecompanion", codecompanion = { chat = { id = 1 } } }, "cc")
+  local chat = { id = 1 }
+  call({ type = "codecompanion", codecompanion = { chat = chat } }, "cc")
   call({ type = "avante", avante = { chat_history = { filename = "h.json" } } }, "av")
   call({ type = "copilotchat", copilotchat = { chat = chat_with_first("c-1") } }, "cp")
   call({}, "none")
-  T.eq(sessions.get("codecompanion:1"):state().tasks[1].subject, "cc", "codecompanion")
+  local cc_id = require("rpiv_todo.adapters.codecompanion").session_of(chat)
+  T.eq(sessions.get(cc_id):state().tasks[1].subject, "cc", "codecompanion: the adapter's list of that chat")
   T.eq(sessions.get("avante:h.json"):state().tasks[1].subject, "av", "avante (no avante.path here)")
   T.eq(sessions.get("copilotchat:c-1"):state().tasks[1].subject, "cp", "CopilotChat")
   local cwd_id = "mcphub:"

@@ -170,6 +170,15 @@ function H.sidebar_session(sidebar)
 end
 H.seen = {}
 
+---The list of an avante sidebar's chat, as calls from that sidebar name it (nil when the
+---sidebar has no history yet). mcphub's adapter uses it for calls avante makes through
+---mcphub.
+---@param sidebar table
+---@return string|nil
+function M.sidebar_session(sidebar)
+  return H.sidebar_session(sidebar)
+end
+
 ---The arguments of the completed `todo` calls in avante's history messages, oldest first:
 ---`tool_use` blocks named todo whose `tool_result` is there.
 ---@param messages any avante.HistoryMessage[]

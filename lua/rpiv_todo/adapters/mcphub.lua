@@ -13,7 +13,7 @@
 --   * the resource `rpiv_todo://todos`: the list as `/todos` shows it.
 --
 -- Sessions: mcphub tells a native server which chat plugin called (`req.caller`). A call
--- from codecompanion runs in that chat's list (`codecompanion:<chat id>`, the same list the
+-- from codecompanion runs in that chat's list (`session_of(chat)`, the same list the
 -- codecompanion adapter uses), one from avante in the list of the sidebar's chat
 -- (`avante:<history file>`), one from CopilotChat in the list of its current chat (see the
 -- copilotchat adapter). Anything else (mcphub's own UI, a caller mcphub does not name) uses
@@ -52,7 +52,8 @@ function M.description(spec)
   return require("rpiv_todo.adapters.copilotchat").description(spec)
 end
 
----The list of a codecompanion chat (as the codecompanion adapter names it).
+---The list of a codecompanion chat: the codecompanion adapter's own name for it, so a chat
+---that calls through mcphub and through the adapter keeps one list.
 ---@param tools any codecompanion's Tools coordinator (`tools.chat`) or the chat
 ---@return string|nil
 function H.codecompanion(tools)
@@ -60,27 +61,17 @@ function H.codecompanion(tools)
   if chat == nil then
     return nil
   end
-  if type(chat.id) == "number" or type(chat.id) == "string" then
-    return "codecompanion:" .. tostring(chat.id)
-  elseif type(chat.bufnr) == "number" then
-    return "codecompanion:buf" .. tostring(chat.bufnr)
-  end
-  return nil
+  return require("rpiv_todo.adapters.codecompanion").session_of(chat)
 end
 
----The list of an avante sidebar's chat (as the avante adapter names it).
+---The list of an avante sidebar's chat: the avante adapter's own name for it.
 ---@param sidebar any
 ---@return string|nil
 function H.avante(sidebar)
-  local history = type(sidebar) == "table" and sidebar.chat_history or nil
-  if type(history) ~= "table" or type(history.filename) ~= "string" then
+  if type(sidebar) ~= "table" then
     return nil
   end
-  local bufnr = type(sidebar.code) == "table" and sidebar.code.bufnr or nil
-  local found, path = pcall(function()
-    return tostring(require("avante.path").history.get_filepath(bufnr, history.filename))
-  end)
-  return "avante:" .. (found and path or history.filename)
+  return require("rpiv_todo.adapters.avante").sidebar_session(sidebar)
 end
 
 ---The list of CopilotChat's current chat.
