@@ -59,6 +59,9 @@ A.run(vim.list_extend(vim.deepcopy(git), { "add", "-A" }), repo)
 A.run(vim.list_extend(vim.deepcopy(git), { "commit", "-q", "-m", "first" }), repo)
 
 vim.env.HOME = home
+-- 'packpath' was set at startup from the old home: add the new data folder, as a Neovim
+-- started with this home would have it (the block's `packadd` looks there).
+vim.opt.packpath:prepend(vim.fn.stdpath("data") .. "/site")
 -- The block installs the prebuilt module (require("rpiv_todo.install").run()); here each
 -- such run is counted instead (tests/install/pack_spec.lua runs the real installer).
 package.loaded["rpiv_todo.install"] = {
