@@ -16,18 +16,7 @@ H.plugin = H.data .. "/nvim/site/pack/core/opt/rpiv_todo"
 -- with the project's URL pointing at the local remote and vim.pack's question answered
 -- (headless), then a tool call whose reply this test reads.
 function H.readme_block()
-  local lines = vim.fn.readfile(os.getenv("RPIV_ROOT") .. "/README.md")
-  for i, line in ipairs(lines) do
-    if line == "<!-- readme-test: vim-pack -->" then
-      local out, j = {}, i + 2
-      while lines[j] ~= nil and not lines[j]:match("^```") do
-        out[#out + 1] = lines[j]
-        j = j + 1
-      end
-      return table.concat(out, "\n")
-    end
-  end
-  error("README.md has no vim-pack block")
+  return dofile(os.getenv("RPIV_ROOT") .. "/tests/agents/common.lua").readme_snippet("readme-test: vim-pack")
 end
 H.block = H.readme_block()
   :gsub("https://github%.com/rpiv%-todo/rpiv_todo", function()

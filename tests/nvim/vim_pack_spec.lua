@@ -18,18 +18,7 @@ end
 
 ---The README's code block after `<!-- readme-test: vim-pack -->`.
 function A.readme_snippet()
-  local lines = vim.fn.readfile(os.getenv("RPIV_ROOT") .. "/README.md")
-  for i, line in ipairs(lines) do
-    if line == "<!-- readme-test: vim-pack -->" then
-      local out, j = {}, i + 2
-      while lines[j] ~= nil and not lines[j]:match("^```") do
-        out[#out + 1] = lines[j]
-        j = j + 1
-      end
-      return table.concat(out, "\n")
-    end
-  end
-  error("README.md has no vim-pack block", 2)
+  return dofile(os.getenv("RPIV_ROOT") .. "/tests/agents/common.lua").readme_snippet("readme-test: vim-pack")
 end
 
 ---Run a command, raising with its output when it fails.
