@@ -1,7 +1,7 @@
 -- rpiv_todo plugin entry: sourced at startup, so it does as little as possible.
 --
 -- It defines :Todos, :TodosToggle, :TodosLanguage and :TodosInstall, which load the editor front end
--- (lua/rpiv_todo/nvim.lua, and with it the native core) on first use, and registers one
+-- (lua/rpiv_todo/nvim/, and with it the native core) on first use, and registers one
 -- small listener on the session layer: on the first tool call of any session it attaches
 -- the front end (panel, autocmds, highlight groups, collapse key), hands it that first
 -- event (so the panel shows that call's session) and removes itself. Nothing native is
@@ -57,11 +57,11 @@ vim.api.nvim_create_user_command(
 vim.api.nvim_create_user_command(
   "TodosLanguage",
   guarded(function(opts)
-    require("rpiv_todo.nvim.persist").language_command(opts.args)
+    require("rpiv_todo.nvim.language").language_command(opts.args)
   end),
   {
     nargs = "?",
-    complete = lazy_complete("rpiv_todo.nvim.persist", "complete_language"),
+    complete = lazy_complete("rpiv_todo.nvim.language", "complete_language"),
     desc = "rpiv_todo: pick the UI language (saved to rpiv-i18n's locale.json)",
   }
 )

@@ -1,10 +1,12 @@
--- rpiv_todo.nvim.commands: :Todos, its subcommands and :TodosToggle.
+-- rpiv_todo.nvim.commands: every user command of the plugin, defined here only.
 --
 --   :Todos                  the list window (rpiv_todo.nvim.listwin), grouped by status
 --   :Todos add <subject>    create a task            :Todos start N   mark #N in progress
 --   :Todos done N           mark #N completed        :Todos delete N  delete #N
 --   :Todos hide / show      turn the panel off / on
+--   :Todos file / sessions / prune [days]   the lists on disk (rpiv_todo.nvim.persist)
 --   :TodosToggle            collapse or expand the panel
+--   :TodosLanguage [xx]     pick the UI language (rpiv_todo.nvim.language)
 --
 -- The list is the user's too: an edit goes through the same reducer as the model's calls
 -- (in the session :Todos shows), so the same rules hold; a rejected edit is a warning and
@@ -60,7 +62,7 @@ end
 ---@param msg string
 ---@param level integer
 function H.notify(msg, level)
-  vim.notify(msg, level, { title = H.nv().config.notify_title })
+  vim.notify(msg, level, { title = require("rpiv_todo.nvim.options").config.notify_title })
 end
 
 -- Statuses a subcommand's ids are offered from.
@@ -181,6 +183,25 @@ M.register("show", {
     H.nv().show()
   end,
 })
+M.register("file", {
+  usage = "file",
+  run = function()
+    local text, level = require("rpiv_todo.nvim.persist").file_report()
+    H.notify(text, level)
+  end,
+})
+M.register("sessions", {
+  usage = "sessions",
+  run = function()
+    require("rpiv_todo.nvim.persist").sessions_command()
+  end,
+})
+M.register("prune", {
+  usage = "prune [days]",
+  run = function(rest)
+    require("rpiv_todo.nvim.persist").prune_command(rest)
+  end,
+})
 
 ---Run `:Todos <args>`.
 ---@param args string
@@ -273,13 +294,23 @@ function M.create()
     end),
     { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" }
   )
+  vim.api.nvim_create_user_command(
+    "TodosLanguage",
+    M.guarded(function(opts)
+      require("rpiv_todo.nvim.language").language_command(opts.args)
+    end),
+    {
+      nargs = "?",
+      complete = function(arglead)
+        return require("rpiv_todo.nvim.language").complete_language(arglead)
+      end,
+      desc = "rpiv_todo: pick the UI language (saved to rpiv-i18n's locale.json)",
+    }
+  )
   for _, c in ipairs(M.extra) do
     vim.api.nvim_create_user_command(c[1], c[2], c[3])
   end
   H.created = true
 end
-
--- :Todos file and :TodosLanguage, from rpiv_todo/nvim/persist.lua.
-require("rpiv_todo.nvim.persist").register_commands(M)
 
 return M
