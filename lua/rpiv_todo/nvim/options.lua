@@ -261,39 +261,16 @@ function M.register(name, default, check, apply)
   end
 end
 
----@param key string
----@param expected string
-function H.fail(key, expected)
-  error("(rpiv_todo) nvim." .. key .. ": " .. expected, 0)
-end
+-- Options whose nil is a value of its own (checked like any other).
+H.NIL_CHECKED = { win = true, max_width = true }
 
 ---Check every option of `opts`, then put them in the config (absent ones take their
 ---defaults). Raises `(rpiv_todo) nvim.<key>: expected …, got …` and changes nothing
 ---when one is wrong; unknown keys are reported.
 ---@param opts? rpiv_todo.NvimOptions
 function M.set(opts)
-  if opts == nil then
-    opts = {}
-  end
-  if type(opts) ~= "table" then
-    H.fail("setup", "expected a table of options, " .. common.got(opts))
-  end
-  local names = H.names
-  for k in pairs(opts) do
-    if H.checks[k] == nil then
-      H.fail(tostring(k), "unknown option (expected " .. table.concat(names, ", ") .. ")")
-    end
-  end
-  for _, k in ipairs(names) do
-    local v = opts[k]
-    if v ~= nil or k == "win" or k == "max_width" then
-      local problem = H.checks[k](v)
-      if problem ~= nil then
-        H.fail(k, problem .. ", " .. common.got(v))
-      end
-    end
-  end
-  for _, k in ipairs(names) do
+  opts = common.check_options(opts, H.names, H.checks, "nvim.", H.NIL_CHECKED)
+  for _, k in ipairs(H.names) do
     local v = opts[k]
     if v == nil then
       v = H.copy(M.defaults[k])
