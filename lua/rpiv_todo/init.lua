@@ -336,7 +336,7 @@ end
 ---@param source? string|rpiv_todo.Session|rpiv_todo.State a session id, a session, a state, or nil for "default"
 ---@return string|nil
 function M.reminder(source)
-  return H.tool().reminder(source)
+  return H.guidance().reminder(source)
 end
 
 ---The list of session {id} ("default" when omitted), created empty on first use:
