@@ -449,10 +449,7 @@ function H.listen()
       end
     end,
   })
-  local ok, nvim = pcall(require, "rpiv_todo.nvim")
-  if ok and type(nvim.register_chat) == "function" then
-    nvim.register_chat("codecompanion", M.buffer_session)
-  end
+  require("rpiv_todo.adapters.common").register_chat("codecompanion", M.buffer_session)
 end
 
 ---The codecompanion tool. The spec is built now, from the current rpiv_todo.setup().
@@ -487,9 +484,8 @@ function M.tool(opts)
       function(tools, args, _)
         local id = H.session_id(opts.session, tools, H.chat_of(tools))
         local result = tool.execute_strict(args, { session = id })
-        local first = result.content and result.content[1]
-        local text = type(first) == "table" and first.text or ""
-        if result.details and result.details.error ~= nil then
+        local text, failed = require("rpiv_todo.adapters.common").outcome(result)
+        if failed then
           return { status = "error", data = text }
         end
         return { status = "success", data = text }

@@ -3,6 +3,8 @@
 --   local common = require("rpiv_todo.adapters.common")
 --   local id = common.unique_id("codecompanion")     -- "codecompanion:1764739140-4242-1"
 --   common.restore(id, calls)                          -- a restored chat gets its list back
+--   local text, failed = common.outcome(result)       -- a result as the chat reads it
+--   common.register_chat("codecompanion", lookup)     -- its chat buffers' sessions, for the panel
 --
 -- Session ids: a chat's list must be its own. Front ends name chats with `math.random`,
 -- which Neovim never seeds, so the first chat of every editor gets the same number; the ids
@@ -70,6 +72,32 @@ function M.restore(id, calls)
     },
   })
   return true
+end
+
+---A call's result as a chat shows it: the text the model reads, and whether the call was
+---rejected (the list unchanged). Any shape is tolerated: a missing text is "".
+---@param result rpiv_todo.Result
+---@return string text
+---@return boolean failed
+function M.outcome(result)
+  if type(result) ~= "table" then
+    return "", true
+  end
+  local first = type(result.content) == "table" and result.content[1] or nil
+  local text = type(first) == "table" and type(first.text) == "string" and first.text or ""
+  return text, type(result.details) == "table" and result.details.error ~= nil
+end
+
+---Tell the Neovim front end, when there is one, which session each chat buffer of front
+---end `name` shows (`lookup(bufnr)` -> id or nil), so the panel follows the chat in the
+---current window. Outside Neovim nothing happens.
+---@param name string
+---@param lookup fun(bufnr: integer): string|nil
+function M.register_chat(name, lookup)
+  local ok, nvim = pcall(require, "rpiv_todo.nvim")
+  if ok and type(nvim) == "table" and type(nvim.register_chat) == "function" then
+    nvim.register_chat(name, lookup)
+  end
 end
 
 return M
