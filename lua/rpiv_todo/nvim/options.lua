@@ -120,6 +120,25 @@ function H.is_int(v)
   return type(v) == "number" and v == math.floor(v) and v > -math.huge and v < math.huge
 end
 
+---@param v any
+---@return string|nil
+function H.boolean(v)
+  if type(v) ~= "boolean" then
+    return "expected a boolean"
+  end
+end
+
+---@param low integer
+---@param high integer
+---@return fun(v: any): string|nil
+function H.int_between(low, high)
+  return function(v)
+    if not H.is_int(v) or v < low or v > high then
+      return "expected an integer from " .. low .. " to " .. high
+    end
+  end
+end
+
 -- Checks of each option: a function returning nil when the value is fine, or what was
 -- expected.
 H.checks = {
@@ -138,26 +157,14 @@ H.checks = {
       return 'expected a border name ("none", "single", "rounded", ...) or a list of characters'
     end
   end,
-  winblend = function(v)
-    if not H.is_int(v) or v < 0 or v > 100 then
-      return "expected an integer from 0 to 100"
-    end
-  end,
+  winblend = H.int_between(0, 100),
   max_width = function(v)
     if v ~= nil and (type(v) ~= "number" or v <= 0 or v ~= v or v == math.huge or (v > 1 and not H.is_int(v))) then
       return "expected a number of columns, a fraction of the window (0 < x <= 1), or nil"
     end
   end,
-  padding = function(v)
-    if not H.is_int(v) or v < 0 or v > 8 then
-      return "expected an integer from 0 to 8"
-    end
-  end,
-  avoid_cursor = function(v)
-    if type(v) ~= "boolean" then
-      return "expected a boolean"
-    end
-  end,
+  padding = H.int_between(0, 8),
+  avoid_cursor = H.boolean,
   exclude = function(v)
     if type(v) == "function" then
       return nil
@@ -184,21 +191,13 @@ H.checks = {
       return "expected an integer >= 1"
     end
   end,
-  map_collapse_key = function(v)
-    if type(v) ~= "boolean" then
-      return "expected a boolean"
-    end
-  end,
+  map_collapse_key = H.boolean,
   notify_title = function(v)
     if type(v) ~= "string" then
       return "expected a string"
     end
   end,
-  persist = function(v)
-    if type(v) ~= "boolean" then
-      return "expected a boolean"
-    end
-  end,
+  persist = H.boolean,
   persist_max_age_days = function(v)
     if type(v) ~= "number" or v < 0 or v ~= math.floor(v) then
       return "expected a whole number of days >= 0 (0: never remove old lists)"
