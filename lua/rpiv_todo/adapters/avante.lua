@@ -34,6 +34,17 @@
 local M = {}
 local H = {}
 
+-- The filetypes of avante's windows: Neovim's panel keeps off them (adapters.common).
+M.chat_filetypes = {
+  "Avante",
+  "AvanteInput",
+  "AvanteSelectedFiles",
+  "AvanteSelectedCode",
+  "AvanteTodos",
+  "AvantePromptInput",
+  "AvanteConfirm",
+}
+
 -- Property order in the field list: the one the strict schema lists them in (the action
 -- first, then what most calls carry).
 H.ORDER = require("rpiv_todo.tool").PROPERTY_ORDER

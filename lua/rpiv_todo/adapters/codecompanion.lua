@@ -39,6 +39,10 @@
 local M = {}
 local H = {}
 
+-- The filetype of codecompanion's chat windows: Neovim's panel keeps off them
+-- (adapters.common).
+M.chat_filetypes = { "codecompanion" }
+
 ---@class rpiv_todo.CodeCompanionOptions
 ---@field session? string|fun(tools: table, chat: table|nil): string|nil the session a call runs in (a function receives codecompanion's Tools coordinator and the chat); default: one per chat
 ---@field strict? boolean|"auto" the strict-mode form of the schema: always, never, or when the chat's adapter forces strict mode (default "auto")

@@ -8,6 +8,21 @@ local common = require("rpiv_todo.common")
 local M = {}
 local H = {}
 
+---The items of `a`, then those of `b`.
+---@param a string[]
+---@param b string[]
+---@return string[]
+function H.concat(a, b)
+  local out = {}
+  for _, x in ipairs(a) do
+    out[#out + 1] = x
+  end
+  for _, x in ipairs(b) do
+    out[#out + 1] = x
+  end
+  return out
+end
+
 ---@class rpiv_todo.NvimOptions
 ---Window the panel sits over: a window id, a function returning one, or nil (default)
 ---for the current window at each repaint.
@@ -28,10 +43,11 @@ local H = {}
 ---Move out of the cursor line's way. Default true.
 ---@field avoid_cursor? boolean move out of the way of the cursor line
 ---Windows the panel never sits over: a table `{ filetypes = {...}, buftypes =
----{...} }` (default: help, checkhealth, qf, codecompanion, Avante, AvanteInput,
----AvanteSelectedFiles, AvanteSelectedCode, AvanteTodos, AvantePromptInput,
----AvanteConfirm, TelescopePrompt, lazy, mason, rpiv_todo; buftypes help, quickfix,
----prompt), or a function(win, buf) returning true for a window to skip. Floating
+---{...} }` (default: help, checkhealth, qf, TelescopePrompt, lazy, mason, rpiv_todo,
+---and the chat windows of every agent front end rpiv_todo has an adapter for:
+---codecompanion, Avante, AvanteInput, AvanteSelectedFiles, AvanteSelectedCode,
+---AvanteTodos, AvantePromptInput, AvanteConfirm; buftypes help, quickfix, prompt), or a
+---function(win, buf) returning true for a window to skip. Floating
 ---windows are always skipped. `exclude = {}` puts it over any window.
 ---@field exclude? table|fun(win: integer, buf: integer): boolean windows the panel does not sit over
 ---Stacking order of the floating window. Default 60.
@@ -70,25 +86,13 @@ M.defaults = {
   avoid_cursor = true,
   -- Windows the panel never sits over (it stays where it was, or takes the largest
   -- other window): a table { filetypes = {...}, buftypes = {...} }, or a function
-  -- (win, buf) returning true to skip one. Floating windows are always skipped.
+  -- (win, buf) returning true to skip one. Floating windows are always skipped. The
+  -- agents' chat windows come from the adapters (each declares its `chat_filetypes`).
   exclude = {
-    filetypes = {
-      "help",
-      "checkhealth",
-      "qf",
-      "codecompanion",
-      "Avante",
-      "AvanteInput",
-      "AvanteSelectedFiles",
-      "AvanteSelectedCode",
-      "AvanteTodos",
-      "AvantePromptInput",
-      "AvanteConfirm",
-      "TelescopePrompt",
-      "lazy",
-      "mason",
-      "rpiv_todo",
-    },
+    filetypes = H.concat(
+      { "help", "checkhealth", "qf", "TelescopePrompt", "lazy", "mason", "rpiv_todo" },
+      require("rpiv_todo.adapters.common").chat_filetypes()
+    ),
     buftypes = { "help", "quickfix", "prompt" },
   },
   -- Above ordinary floats (50) so a chat window does not cover the list.
