@@ -211,6 +211,7 @@ H.checks = {
 
 -- What setup() does with an option once the new config is in place (after the checks of
 -- every option passed): name -> fn(value, config).
+---@type table<string, fun(value: any, config: table)|nil>
 H.appliers = {
   persist = function(value, config)
     require("rpiv_todo.nvim.persist").apply(value == true, config)
