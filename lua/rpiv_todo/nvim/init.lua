@@ -123,7 +123,7 @@ function M.define_highlights()
   require("rpiv_todo.nvim.highlights").define()
 end
 
----Create :Todos and :TodosToggle (plugin/rpiv_todo.lua creates the same ones lazily).
+---Create the user commands (rpiv_todo.nvim.commands; plugin/rpiv_todo.lua does the same at startup).
 function M.create_commands()
   require("rpiv_todo.nvim.commands").create()
 end
