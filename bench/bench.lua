@@ -246,7 +246,7 @@ do
   end, N)
   H.row("overlay, budgets 11 and 10 in turn, list handle", mine, theirs)
 
-  -- What a front end does after each tool call (nvim.lua's paint): render the live
+  -- What a front end does after each tool call (rpiv_todo.nvim's paint): render the live
   -- overlay from the session, whose list is read in place (no snapshot is built).
   local session = todo.session("bench")
   session.list:replace(w4.state)

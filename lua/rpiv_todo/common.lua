@@ -7,7 +7,9 @@
 --   * `core()`: the native core, required on first use and remembered;
 --   * `add_listener(list, fn)`: append `fn` to a listener list, get back its remover;
 --   * `got(value)`: `got <type> <value>`, what an error message says it was handed;
---   * `clip(text, width)`: no more of a long text than a `width`-column line can show.
+--   * `clip(text, width)`: no more of a long text than a `width`-column line can show;
+--   * `check_options(opts, names, checks, prefix)`: the one options checker of both
+--     setup()s (rpiv_todo and rpiv_todo.nvim), so their messages read alike.
 -- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads
 -- (`core()` loads the core only when a caller first asks for it).
 
@@ -145,6 +147,55 @@ function M.got(value)
     return "got " .. kind .. " " .. tostring(value)
   end
   return "got " .. kind
+end
+
+---The one options checker of `require("rpiv_todo").setup()` and
+---`require("rpiv_todo.nvim").setup()`. `opts` is the table handed to setup (nil: none);
+---`names` lists every known key in the order they are checked; `checks[name](value)`
+---returns nil when the value is fine, else what was expected ("expected a boolean").
+---Values are checked only when present, unless the key is in `nil_checked`. Raises,
+---before anything changes:
+---  `(rpiv_todo) <prefix><key>: expected …, got <type> <value>` for a wrong value,
+---  `(rpiv_todo) <prefix><key>: unknown option (expected <names>)` for an unknown key,
+---  `(rpiv_todo) <prefix>setup: expected a table of options, got …` for anything but a table.
+---Keys without a check pass here (their setup checks them itself). Returns `opts`, or an
+---empty table for nil.
+---@param opts any
+---@param names string[]
+---@param checks table<string, fun(value: any): string|nil>
+---@param prefix? string put before every key ("nvim.")
+---@param nil_checked? table<string, boolean> keys whose check also sees nil
+---@return table
+function M.check_options(opts, names, checks, prefix, nil_checked)
+  prefix = prefix or ""
+  if opts == nil then
+    return {}
+  end
+  if type(opts) ~= "table" then
+    error("(rpiv_todo) " .. prefix .. "setup: expected a table of options, " .. M.got(opts), 0)
+  end
+  local known = {}
+  for _, name in ipairs(names) do
+    known[name] = true
+  end
+  for k in pairs(opts) do
+    if not known[k] then
+      error(
+        "(rpiv_todo) " .. prefix .. tostring(k) .. ": unknown option (expected " .. table.concat(names, ", ") .. ")",
+        0
+      )
+    end
+  end
+  for _, k in ipairs(names) do
+    local v, check = opts[k], checks[k]
+    if check ~= nil and (v ~= nil or (nil_checked ~= nil and nil_checked[k])) then
+      local problem = check(v)
+      if problem ~= nil then
+        error("(rpiv_todo) " .. prefix .. k .. ": " .. problem .. ", " .. M.got(v), 0)
+      end
+    end
+  end
+  return opts
 end
 
 return M

@@ -1,7 +1,8 @@
 -- rpiv_todo.guidance: the prompt text the model reads about the todo tool.
 --
 -- Holds the default prompt snippet (one line for the host's tool list) and the eight
--- default guidelines (bullets for the system prompt), and validates a host's override.
+-- default guidelines (bullets for the system prompt), validates a host's override, and
+-- writes the end-of-turn reminder (`reminder(source)`).
 -- Everything here is read by the model, so it stays English and never goes through i18n.
 
 local M = {}
@@ -140,6 +141,51 @@ function M.resolve(value, key)
     )
   end
   return H.check_table(value, M.defaults, key)
+end
+
+-- Tasks named one by one in a reminder; more are counted.
+H.REMINDER_NAMED = 8
+
+---The end-of-turn reminder: a short text for the model when tasks are left in_progress,
+---or nil when nothing is. English, like everything the model reads.
+---@param source any a session id, a session (anything with :state()), a state, or nil for "default"
+---@return string|nil
+function M.reminder(source)
+  local state
+  if type(source) == "table" and type(source.state) == "function" then
+    state = source:state()
+  elseif type(source) == "table" then
+    state = source
+  elseif source == nil or type(source) == "string" or type(source) == "number" then
+    state = require("rpiv_todo.session").get(source):state()
+  else
+    error("(rpiv_todo) reminder: expected a session id, a session, a state or nil, got " .. type(source), 0)
+  end
+  local common, core = require("rpiv_todo.common"), require("rpiv_todo.native")
+  local named, count = {}, 0
+  for _, task in ipairs(type(state.tasks) == "table" and state.tasks or {}) do
+    if type(task) == "table" and task.status == "in_progress" then
+      count = count + 1
+      if count <= H.REMINDER_NAMED then
+        local subject = type(task.subject) == "string" and core.sanitize(task.subject) or ""
+        named[#named + 1] = "#" .. common.num(task.id) .. " " .. subject
+      end
+    end
+  end
+  if count == 0 then
+    return nil
+  end
+  local list = table.concat(named, "; ")
+  if count > H.REMINDER_NAMED then
+    list = list .. "; and " .. (count - H.REMINDER_NAMED) .. " more"
+  end
+  local what = count == 1 and "1 task is" or count .. " tasks are"
+  return "Reminder from the todo tool: "
+    .. what
+    .. " still in_progress: "
+    .. list
+    .. ". Mark a task completed as soon as it is fully done, set it back to pending if you"
+    .. " stopped working on it, and keep exactly one task in_progress while you work."
 end
 
 return M

@@ -189,7 +189,30 @@ end
 -- and small enough that every flavour and host converts it exactly (1e300 did not).
 H.MAX_WIDGET_LINES = 1000000
 
-H.known_keys = { guidance = true, max_widget_lines = true, collapse_key = true, locale = true, overlay = true }
+-- Every key of setup(), in the order the checks run.
+H.OPTION_NAMES = { "guidance", "max_widget_lines", "collapse_key", "locale", "overlay" }
+
+-- The checks common.check_options runs on a given key: nil when fine, else what was
+-- expected. guidance and overlay are checked as they are resolved (H.check_overlay and
+-- rpiv_todo.guidance), in the same message shape.
+H.checks = {
+  max_widget_lines = function(lines)
+    if type(lines) ~= "number" or lines ~= math.floor(lines) or lines < 3 or lines > H.MAX_WIDGET_LINES then
+      return "expected an integer >= 3 and <= " .. H.MAX_WIDGET_LINES
+    end
+  end,
+  collapse_key = function(key)
+    -- Blank is lenient at render time (it means the default) but a mistake in a config.
+    if type(key) ~= "string" or not key:find("%S") or require("rpiv_todo.overlay.keys").normalize(key) == nil then
+      return 'expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. "ctrl+shift+t", or "off"'
+    end
+  end,
+  locale = function(locale)
+    if type(locale) ~= "string" then
+      return 'expected a locale code string such as "de" or "pt-BR"'
+    end
+  end,
+}
 
 ---Configures the tool. Every key is optional; a wrong type, an invalid value or an
 ---unknown key raises `(rpiv_todo) <key>: <what was expected>, got <what came>`, e.g.
@@ -199,45 +222,22 @@ H.known_keys = { guidance = true, max_widget_lines = true, collapse_key = true, 
 ---@param opts? rpiv_todo.SetupOptions
 ---@return table the module
 function M.setup(opts)
+  -- An empty table needs no check, so setup({}) at startup loads no other module.
   if opts == nil then
     opts = {}
+  elseif type(opts) ~= "table" or next(opts) ~= nil then
+    opts = H.common().check_options(opts, H.OPTION_NAMES, H.checks)
   end
-  if type(opts) ~= "table" then
-    H.fail("setup", "expected a table of options")
-  end
-  for k in pairs(opts) do
-    if not H.known_keys[k] then
-      H.fail(tostring(k), "unknown option (expected guidance, max_widget_lines, collapse_key, locale, overlay)")
-    end
-  end
-  -- Only what was given is checked (and only that loads a module); an absent key means
+  -- Only what was given is resolved (and only that loads a module); an absent key means
   -- its default, filled in below.
   local config = {
     guidance = opts.guidance ~= nil and H.guidance().resolve(opts.guidance, "guidance") or nil,
     overlay = {},
   }
   local theme, layout = nil, nil
-  local lines = opts.max_widget_lines
-  if lines ~= nil then
-    if type(lines) ~= "number" or lines ~= math.floor(lines) or lines < 3 or lines > H.MAX_WIDGET_LINES then
-      H.fail("max_widget_lines", "expected an integer >= 3 and <= " .. H.MAX_WIDGET_LINES .. H.got(lines))
-    end
-    config.max_widget_lines = lines
-  end
-  local key = opts.collapse_key
-  if key ~= nil then
-    -- Blank is lenient at render time (it means the default) but a mistake in a config.
-    local normalized = nil
-    if type(key) == "string" and key:find("%S") then
-      normalized = require("rpiv_todo.overlay.keys").normalize(key)
-    end
-    if normalized == nil then
-      H.fail(
-        "collapse_key",
-        'expected [ctrl+][shift+][alt+][super+]<character or named key>, e.g. "ctrl+shift+t", or "off"' .. H.got(key)
-      )
-    end
-    config.collapse_key = normalized
+  config.max_widget_lines = opts.max_widget_lines
+  if opts.collapse_key ~= nil then
+    config.collapse_key = require("rpiv_todo.overlay.keys").normalize(opts.collapse_key)
   end
   if opts.overlay ~= nil then
     theme, layout = H.check_overlay(opts.overlay)
@@ -247,9 +247,6 @@ function M.setup(opts)
   -- everything else was valid.
   local locale = opts.locale
   if locale ~= nil then
-    if type(locale) ~= "string" then
-      H.fail("locale", 'expected a locale code string such as "de" or "pt-BR"' .. H.got(locale))
-    end
     local ok, err = pcall(require("rpiv_todo.i18n").set_locale, locale)
     if not ok then
       local msg = tostring(err)
@@ -339,7 +336,7 @@ end
 ---@param source? string|rpiv_todo.Session|rpiv_todo.State a session id, a session, a state, or nil for "default"
 ---@return string|nil
 function M.reminder(source)
-  return H.tool().reminder(source)
+  return H.guidance().reminder(source)
 end
 
 ---The list of session {id} ("default" when omitted), created empty on first use:

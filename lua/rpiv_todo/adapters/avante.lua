@@ -34,6 +34,17 @@
 local M = {}
 local H = {}
 
+-- The filetypes of avante's windows: Neovim's panel keeps off them (adapters.common).
+M.chat_filetypes = {
+  "Avante",
+  "AvanteInput",
+  "AvanteSelectedFiles",
+  "AvanteSelectedCode",
+  "AvanteTodos",
+  "AvantePromptInput",
+  "AvanteConfirm",
+}
+
 -- Property order in the field list: the one the strict schema lists them in (the action
 -- first, then what most calls carry).
 H.ORDER = require("rpiv_todo.tool").PROPERTY_ORDER
@@ -248,10 +259,7 @@ function H.listen()
       require("rpiv_todo.nvim").turn_started(H.sidebar_session())
     end,
   })
-  local ok, nvim = pcall(require, "rpiv_todo.nvim")
-  if ok and type(nvim.register_chat) == "function" then
-    nvim.register_chat("avante", M.buffer_session)
-  end
+  require("rpiv_todo.adapters.common").register_chat("avante", M.buffer_session)
 end
 
 ---The session a call runs in: the option, else the sidebar's chat, else one per session
@@ -325,9 +333,8 @@ function M.tool(opts)
     ---@return string|nil error
     func = function(input, avante_opts)
       local result = spec.execute(input, { session = H.session(session, avante_opts) })
-      local first = result.content and result.content[1]
-      local text = type(first) == "table" and first.text or ""
-      if result.details and result.details.error ~= nil then
+      local text, failed = require("rpiv_todo.adapters.common").outcome(result)
+      if failed then
         -- avante writes its own "Error: " before it.
         return nil, (text:gsub("^Error: ", "", 1))
       end

@@ -39,6 +39,10 @@
 local M = {}
 local H = {}
 
+-- The filetype of codecompanion's chat windows: Neovim's panel keeps off them
+-- (adapters.common).
+M.chat_filetypes = { "codecompanion" }
+
 ---@class rpiv_todo.CodeCompanionOptions
 ---@field session? string|fun(tools: table, chat: table|nil): string|nil the session a call runs in (a function receives codecompanion's Tools coordinator and the chat); default: one per chat
 ---@field strict? boolean|"auto" the strict-mode form of the schema: always, never, or when the chat's adapter forces strict mode (default "auto")
@@ -449,10 +453,7 @@ function H.listen()
       end
     end,
   })
-  local ok, nvim = pcall(require, "rpiv_todo.nvim")
-  if ok and type(nvim.register_chat) == "function" then
-    nvim.register_chat("codecompanion", M.buffer_session)
-  end
+  require("rpiv_todo.adapters.common").register_chat("codecompanion", M.buffer_session)
 end
 
 ---The codecompanion tool. The spec is built now, from the current rpiv_todo.setup().
@@ -487,9 +488,8 @@ function M.tool(opts)
       function(tools, args, _)
         local id = H.session_id(opts.session, tools, H.chat_of(tools))
         local result = tool.execute_strict(args, { session = id })
-        local first = result.content and result.content[1]
-        local text = type(first) == "table" and first.text or ""
-        if result.details and result.details.error ~= nil then
+        local text, failed = require("rpiv_todo.adapters.common").outcome(result)
+        if failed then
           return { status = "error", data = text }
         end
         return { status = "success", data = text }

@@ -3,6 +3,13 @@
 --   local common = require("rpiv_todo.adapters.common")
 --   local id = common.unique_id("codecompanion")     -- "codecompanion:1764739140-4242-1"
 --   common.restore(id, calls)                          -- a restored chat gets its list back
+--   local text, failed = common.outcome(result)       -- a result as the chat reads it
+--   common.register_chat("codecompanion", lookup)     -- its chat buffers' sessions, for the panel
+--   common.chat_filetypes()                            -- every adapter's chat windows
+--
+-- An adapter for a new agent front end is one file here (plus its spec and a line of
+-- docs): it declares `M.chat_filetypes`, the filetypes of its chat windows, and the Neovim
+-- panel keeps off them by default.
 --
 -- Session ids: a chat's list must be its own. Front ends name chats with `math.random`,
 -- which Neovim never seeds, so the first chat of every editor gets the same number; the ids
@@ -70,6 +77,68 @@ function M.restore(id, calls)
     },
   })
   return true
+end
+
+---A call's result as a chat shows it: the text the model reads, and whether the call was
+---rejected (the list unchanged). Any shape is tolerated: a missing text is "".
+---@param result rpiv_todo.Result
+---@return string text
+---@return boolean failed
+function M.outcome(result)
+  if type(result) ~= "table" then
+    return "", true
+  end
+  local first = type(result.content) == "table" and result.content[1] or nil
+  local text = type(first) == "table" and type(first.text) == "string" and first.text or ""
+  return text, type(result.details) == "table" and result.details.error ~= nil
+end
+
+---Tell the Neovim front end, when there is one, which session each chat buffer of front
+---end `name` shows (`lookup(bufnr)` -> id or nil), so the panel follows the chat in the
+---current window. Outside Neovim nothing happens.
+---@param name string
+---@param lookup fun(bufnr: integer): string|nil
+function M.register_chat(name, lookup)
+  local ok, nvim = pcall(require, "rpiv_todo.nvim")
+  if ok and type(nvim) == "table" and type(nvim.register_chat) == "function" then
+    nvim.register_chat(name, lookup)
+  end
+end
+
+-- Files of adapters/ that are not adapters.
+H.NOT_ADAPTERS = { common = true, options = true }
+
+---The filetypes of every adapter's chat windows (each adapter's `chat_filetypes`), in the
+---adapters' name order; Neovim's panel keeps off them by default. Adapters are found on
+---'runtimepath' (lua/rpiv_todo/adapters/*.lua); outside Neovim, or for an adapter that
+---fails to load, the list is what could be read.
+---@return string[]
+function M.chat_filetypes()
+  local vim_ = rawget(_G, "vim")
+  if type(vim_) ~= "table" or type(vim_.api) ~= "table" then
+    return {}
+  end
+  local names, seen = {}, {}
+  for _, path in ipairs(vim_.api.nvim_get_runtime_file("lua/rpiv_todo/adapters/*.lua", true)) do
+    local name = path:match("([^/\\]+)%.lua$")
+    if name ~= nil and not H.NOT_ADAPTERS[name] and not seen[name] then
+      seen[name] = true
+      names[#names + 1] = name
+    end
+  end
+  table.sort(names)
+  local out = {}
+  for _, name in ipairs(names) do
+    local ok, adapter = pcall(require, "rpiv_todo.adapters." .. name)
+    if ok and type(adapter) == "table" and type(adapter.chat_filetypes) == "table" then
+      for _, ft in ipairs(adapter.chat_filetypes) do
+        if type(ft) == "string" then
+          out[#out + 1] = ft
+        end
+      end
+    end
+  end
+  return out
 end
 
 return M

@@ -1,20 +1,24 @@
--- rpiv_todo.nvim.commands: :Todos, its subcommands and :TodosToggle.
+-- rpiv_todo.nvim.commands: every user command of the plugin, defined here only.
 --
 --   :Todos                  the list window (rpiv_todo.nvim.listwin), grouped by status
 --   :Todos add <subject>    create a task            :Todos start N   mark #N in progress
 --   :Todos done N           mark #N completed        :Todos delete N  delete #N
 --   :Todos hide / show      turn the panel off / on
+--   :Todos file / sessions / prune [days]   the lists on disk (rpiv_todo.nvim.persist)
 --   :TodosToggle            collapse or expand the panel
+--   :TodosLanguage [xx]     pick the UI language (rpiv_todo.nvim.language)
+--   :TodosInstall[!] [download|source]   put the native module in place (rpiv_todo.install)
 --
 -- The list is the user's too: an edit goes through the same reducer as the model's calls
 -- (in the session :Todos shows), so the same rules hold; a rejected edit is a warning and
 -- changes nothing. Every edit fires `User RpivTodoUserEdit` with
 -- `data = { session, params, result }` (Neovim 0.8+; on 0.7 the same table is
 -- `require("rpiv_todo.nvim").last_user_edit()`), so the agent front end can put it in
--- its history. Other front-end files add subcommands with `register()` and whole
--- commands with `register_command()`, before the commands are created.
-
-local common = require("rpiv_todo.common")
+-- its history. Extensions add subcommands with `register()` and whole commands with
+-- `register_command()`.
+--
+-- plugin/rpiv_todo.lua calls `create()` at startup, so this file loads nothing else until
+-- a command runs: the front end (and with it the native core) loads on first use.
 
 local M = {}
 local H = {}
@@ -60,7 +64,7 @@ end
 ---@param msg string
 ---@param level integer
 function H.notify(msg, level)
-  vim.notify(msg, level, { title = H.nv().config.notify_title })
+  vim.notify(msg, level, { title = require("rpiv_todo.nvim.options").config.notify_title })
 end
 
 -- Statuses a subcommand's ids are offered from.
@@ -75,6 +79,7 @@ H.ID_STATUSES = {
 ---@param arglead string
 ---@return string[]
 function H.ids(statuses, arglead)
+  local common = require("rpiv_todo.common")
   local ok, state = pcall(function()
     local session = require("rpiv_todo.session")
     if not session.exists(session.foreground_id()) then
@@ -181,6 +186,25 @@ M.register("show", {
     H.nv().show()
   end,
 })
+M.register("file", {
+  usage = "file",
+  run = function()
+    local text, level = require("rpiv_todo.nvim.persist").file_report()
+    H.notify(text, level)
+  end,
+})
+M.register("sessions", {
+  usage = "sessions",
+  run = function()
+    require("rpiv_todo.nvim.persist").sessions_command()
+  end,
+})
+M.register("prune", {
+  usage = "prune [days]",
+  run = function(rest)
+    require("rpiv_todo.nvim.persist").prune_command(rest)
+  end,
+})
 
 ---Run `:Todos <args>`.
 ---@param args string
@@ -218,13 +242,7 @@ function M.complete(arglead, cmdline)
   -- words[1] is the command itself; a trailing space means a new word is being typed.
   local typing = #words + ((arglead == "" and #words >= 1) and 1 or 0)
   if typing <= 2 then
-    local out = {}
-    for _, n in ipairs(M.order) do
-      if n:sub(1, #arglead) == arglead then
-        out[#out + 1] = n
-      end
-    end
-    return out
+    return H.prefixed(M.order, arglead)
   end
   local sub = M.subcommands[words[2]]
   if typing == 3 and sub and sub.complete then
@@ -244,6 +262,33 @@ function M.guarded(fn)
       vim.notify(tostring(err), vim.log.levels.ERROR, { title = "rpiv_todo" })
     end
   end
+end
+
+---`:TodosInstall[!] [download|source]`: put the native module in place, prebuilt and
+---checked (download) or built with cargo (source); without a word, prebuilt when one is
+---published, else built.
+---@param args string
+---@param force boolean the bang: install again even when this version's module is there
+function M.install(args, force)
+  local from_source = ({ download = false, source = true })[args]
+  if args ~= "" and from_source == nil then
+    error("(rpiv_todo) :TodosInstall takes download or source, not " .. args, 0)
+  end
+  require("rpiv_todo.install").run({ force = force, from_source = from_source })
+end
+
+---The words of `words` that start with `arglead`.
+---@param words string[]
+---@param arglead string
+---@return string[]
+function H.prefixed(words, arglead)
+  local out = {}
+  for _, w in ipairs(words) do
+    if w:sub(1, #arglead) == arglead then
+      out[#out + 1] = w
+    end
+  end
+  return out
 end
 
 ---Completion that never raises into the command line.
@@ -273,13 +318,38 @@ function M.create()
     end),
     { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" }
   )
+  vim.api.nvim_create_user_command(
+    "TodosLanguage",
+    M.guarded(function(opts)
+      require("rpiv_todo.nvim.language").language_command(opts.args)
+    end),
+    {
+      nargs = "?",
+      complete = function(arglead)
+        return require("rpiv_todo.nvim.language").complete_language(arglead)
+      end,
+      desc = "rpiv_todo: pick the UI language (saved to rpiv-i18n's locale.json)",
+    }
+  )
+  -- ! installs again even when this version's module is there.
+  vim.api.nvim_create_user_command(
+    "TodosInstall",
+    M.guarded(function(opts)
+      M.install(opts.args, opts.bang)
+    end),
+    {
+      nargs = "?",
+      bang = true,
+      complete = function(arglead)
+        return H.prefixed({ "download", "source" }, arglead)
+      end,
+      desc = "rpiv_todo: install the native module (prebuilt, else built with cargo)",
+    }
+  )
   for _, c in ipairs(M.extra) do
     vim.api.nvim_create_user_command(c[1], c[2], c[3])
   end
   H.created = true
 end
-
--- :Todos file and :TodosLanguage, from rpiv_todo/nvim/persist.lua.
-require("rpiv_todo.nvim.persist").register_commands(M)
 
 return M

@@ -1,5 +1,4 @@
--- rpiv_todo.nvim.persist: the editor's side of keeping lists on disk, and the language
--- picker.
+-- rpiv_todo.nvim.persist: the editor's side of keeping lists on disk.
 --
 --   require("rpiv_todo.nvim").setup({ persist = true })
 --     each session's list is saved after every change to stdpath("state")/rpiv_todo/,
@@ -7,32 +6,19 @@
 --     used in a new Neovim, unless the host replays its history for it (replay wins);
 --     persist = false (the default) reads and writes nothing
 --   :Todos file         where the shown session's list is saved (and whether it exists)
---   :TodosLanguage [xx] pick the UI language (vim.ui.select over the nine locales, or the
---                       code given); the pick is saved to rpiv-i18n's locale.json, which
---                       every later start reads
+--   :Todos sessions     the saved lists of this directory, to pick one
+--   :Todos prune [days] remove saved lists not changed for that long
 --
 -- The files are written by rpiv_todo.persist through core.save: atomically, so a crash
 -- or a kill at any moment leaves the old list or the new one, whole. The working
 -- directory is Neovim's global one (:cd; a :tcd or :lcd does not change it), read when a
 -- session is first used.
--- nvim.lua calls `register_option(nv)`, commands.lua `register_commands(commands)`,
--- health.lua `health(report)`.
+-- The `persist` option (rpiv_todo.nvim.options) calls `apply`; the :Todos subcommands
+-- (rpiv_todo.nvim.commands) call `file_report`, `sessions_command` and `prune_command`;
+-- health.lua calls `health(report)`.
 
 local M = {}
 local H = {}
-
--- The nine locales as people find them in a list: the code, then the language's own name.
-M.LANGUAGE_NAMES = {
-  de = "Deutsch",
-  en = "English",
-  es = "Español",
-  fr = "Français",
-  pt = "Português",
-  ["pt-BR"] = "Português (Brasil)",
-  ru = "Русский",
-  uk = "Українська",
-  zh = "中文",
-}
 
 H.cwd = nil -- Neovim's global working directory, kept current by DirChanged
 H.augroup = "RpivTodoPersist"
@@ -40,12 +26,7 @@ H.augroup = "RpivTodoPersist"
 ---@param msg string
 ---@param level integer
 function H.notify(msg, level)
-  local title = "rpiv_todo"
-  local ok, nv = pcall(require, "rpiv_todo.nvim")
-  if ok and type(nv.config) == "table" and type(nv.config.notify_title) == "string" then
-    title = nv.config.notify_title
-  end
-  vim.notify(msg, level, { title = title })
+  vim.notify(msg, level, { title = require("rpiv_todo.nvim.options").config.notify_title })
 end
 
 ---Is `path` absolute (/x, or C:\x and C:/x on Windows)?
@@ -629,24 +610,6 @@ function M.watching()
   return H.watcher and H.watcher.method or nil
 end
 
----Register the `persist` option of require("rpiv_todo.nvim").setup (called by nvim.lua).
----@param nv table the rpiv_todo.nvim module
-function M.register_option(nv)
-  -- Registered first: persist's apply reads it from the config.
-  nv.register_option("persist_max_age_days", 30, function(v)
-    if type(v) ~= "number" or v < 0 or v ~= math.floor(v) then
-      return "expected a whole number of days >= 0 (0: never remove old lists)"
-    end
-  end)
-  nv.register_option("persist", false, function(v)
-    if type(v) ~= "boolean" then
-      return "expected a boolean"
-    end
-  end, function(value, config)
-    M.apply(value == true, config)
-  end)
-end
-
 ---The text of :Todos file.
 ---@return string text
 ---@return integer level
@@ -672,98 +635,6 @@ function M.file_report()
     lines[#lines + 1] = "last failure: " .. status.last_error
   end
   return table.concat(lines, "\n"), status.last_error and vim.log.levels.WARN or vim.log.levels.INFO
-end
-
----Switch the UI language to `code` and save the pick; tell the user either way.
----@param code string
----@return boolean ok
-function M.pick(code)
-  local ok, err = require("rpiv_todo").set_locale(code, { persist = true })
-  local nv = require("rpiv_todo.nvim")
-  if nv.attached() then
-    nv.refresh()
-  end
-  if ok then
-    H.notify(
-      "language: " .. code .. " (saved to " .. tostring(require("rpiv_todo.i18n").locale_file()) .. ")",
-      vim.log.levels.INFO
-    )
-    return true
-  end
-  H.notify("language: " .. tostring(err), vim.log.levels.WARN)
-  return false
-end
-
----:TodosLanguage: with a code, switch to it; without, offer the nine through vim.ui.select.
----@param args string
-function M.language_command(args)
-  args = (args or ""):gsub("^%s+", ""):gsub("%s+$", "")
-  if args ~= "" then
-    M.pick(args)
-    return
-  end
-  local current = require("rpiv_todo").locale()
-  vim.ui.select(require("rpiv_todo.i18n").locales(), {
-    prompt = "rpiv_todo language",
-    format_item = function(code)
-      local name = M.LANGUAGE_NAMES[code] or code
-      return code .. "  " .. name .. (code == current and "  (current)" or "")
-    end,
-  }, function(choice)
-    if choice ~= nil then
-      M.pick(choice)
-    end
-  end)
-end
-
----Completion of :TodosLanguage: the locale codes starting with `arglead`; never raises.
----@param arglead string
----@return string[]
-function M.complete_language(arglead)
-  local ok, codes = pcall(function()
-    return require("rpiv_todo.i18n").locales()
-  end)
-  local out = {}
-  for _, c in ipairs(ok and codes or {}) do
-    if c:sub(1, #(arglead or "")) == (arglead or "") then
-      out[#out + 1] = c
-    end
-  end
-  return out
-end
-
----Register :Todos file and :TodosLanguage (called by commands.lua while it loads).
----@param commands table the rpiv_todo.nvim.commands module
-function M.register_commands(commands)
-  commands.register("file", {
-    usage = "file",
-    run = function()
-      local text, level = M.file_report()
-      H.notify(text, level)
-    end,
-  })
-  commands.register("sessions", {
-    usage = "sessions",
-    run = function()
-      M.sessions_command()
-    end,
-  })
-  commands.register("prune", {
-    usage = "prune [days]",
-    run = function(rest)
-      M.prune_command(rest)
-    end,
-  })
-  commands.register_command("TodosLanguage", function(opts)
-    local ok, err = pcall(M.language_command, opts.args)
-    if not ok then
-      vim.notify(tostring(err), vim.log.levels.ERROR, { title = "rpiv_todo" })
-    end
-  end, {
-    nargs = "?",
-    complete = M.complete_language,
-    desc = "rpiv_todo: pick the UI language (saved to rpiv-i18n's locale.json)",
-  })
 end
 
 ---The persistence section of :checkhealth rpiv_todo. Never raises: a core that cannot

@@ -1,5 +1,5 @@
--- rpiv_todo.nvim: the Neovim front end (all `vim.*` glue lives here, in rpiv_todo/nvim/
--- and in health.lua).
+-- rpiv_todo.nvim: the Neovim front end's setup, attaching and host API (all `vim.*` glue
+-- lives in rpiv_todo/nvim/ and in health.lua).
 --
 --   require("rpiv_todo").setup({})            -- the tool's own options
 --   require("rpiv_todo.nvim").setup({})       -- optional: editor options (below)
@@ -15,261 +15,44 @@
 -- on the first tool call of any session):
 --   * the panel (rpiv_todo.nvim.panel), a floating window over the current window that
 --     shows the foreground session's list: by default the chat in the current window
---     (M.register_chat), else the session of the most recent tool call; it moves with the windows, out of the cursor's way, hides where it does
---     not belong, and repaints after each tool call, each setup() and locale change;
+--     (M.register_chat), else the session of the most recent tool call; it moves with
+--     the windows, out of the cursor's way, hides where it does not belong, and repaints after each tool call, each setup() and locale change;
 --   * the RpivTodo* highlight groups (rpiv_todo.nvim.highlights);
 --   * :Todos (the list window, and the user's own edits) and :TodosToggle
 --     (rpiv_todo.nvim.commands); the collapse_key is mapped to the toggle.
 -- Painting never raises into a tool call: a failure is reported once through vim.notify.
 --
--- Other front-end files plug in here: options with `M.register_option(name, default,
--- check, apply)`, :Todos subcommands with `require("rpiv_todo.nvim.commands").register`,
--- whole commands with `.register_command` (created with :Todos and :TodosToggle).
+-- The rest of the front end, one file per concern: options.lua (every option, its check
+-- and doc line), keys.lua (the collapse key's notation and mapping), locale.lua (v:lang
+-- to the locale chain), panel.lua and listwin.lua (the windows), highlights.lua,
+-- commands.lua (every user command), persist.lua (lists on disk), language.lua (the
+-- language picker). Extensions add options with `M.register_option(name, default, check,
+-- apply)`, :Todos subcommands with `require("rpiv_todo.nvim.commands").register` and
+-- whole commands with `.register_command`.
 
 local M = {}
 local H = {}
 
--- ---------------------------------------------------------------------------
--- Options of the editor front end (the tool's own options go to rpiv_todo.setup)
--- ---------------------------------------------------------------------------
+local options = require("rpiv_todo.nvim.options")
+local keys = require("rpiv_todo.nvim.keys")
+local locale = require("rpiv_todo.nvim.locale")
 
----@class rpiv_todo.NvimOptions
----Window the panel sits over: a window id, a function returning one, or nil (default)
----for the current window at each repaint.
----@field win? integer|fun(): integer window the panel sits over; nil: the current window at paint time
----Where the panel sits in its window: "bottom-right" (default), "top-right",
----"bottom-left", "top-left", or the middle of an edge, "bottom" or "top".
----@field position? "bottom-right"|"top-right"|"bottom-left"|"top-left"|"bottom"|"top" corner or edge of that window
----"none" (default) or any border |nvim_open_win()| takes ("single", "rounded", a
----list of characters).
----@field border? string|table a border for nvim_open_win ("none", "single", "rounded", ...)
----0 (default, opaque) to 100; see 'winblend'.
----@field winblend? integer 0-100, transparency of the panel
----The widest the panel gets: columns (e.g. 60), or a fraction of its window (0.5).
----Default nil: the window's width. Longer rows are cut with "…".
----@field max_width? integer|number|nil columns, or a fraction of the window (0 < x <= 1); nil: the window's width
----Blank columns left and right of the text. Default 1.
----@field padding? integer blank columns left and right of the text
----Move out of the cursor line's way. Default true.
----@field avoid_cursor? boolean move out of the way of the cursor line
----Windows the panel never sits over: a table `{ filetypes = {...}, buftypes =
----{...} }` (default: help, checkhealth, qf, codecompanion, Avante, AvanteInput,
----AvanteSelectedFiles, AvanteSelectedCode, AvanteTodos, AvantePromptInput,
----AvanteConfirm, TelescopePrompt, lazy, mason, rpiv_todo; buftypes help, quickfix,
----prompt), or a function(win, buf) returning true for a window to skip. Floating
----windows are always skipped. `exclude = {}` puts it over any window.
----@field exclude? table|fun(win: integer, buf: integer): boolean windows the panel does not sit over
----Stacking order of the floating window. Default 60.
----@field zindex? integer stacking order of the floating window
----Map `collapse_key` to |:TodosToggle| in normal and insert mode. Default true.
----A key without a modifier that types a character ("t") is never mapped.
----@field map_collapse_key? boolean map rpiv_todo's collapse_key to :TodosToggle
----Title of the notifications. Default "Todos".
----@field notify_title? string title passed to vim.notify
----Keep each session's list on disk so that it survives an editor restart: true,
----or false (default: nothing is read or written). See |rpiv_todo-persist|.
----@field persist? boolean
----With `persist`, saved lists not changed for this many days are removed (checked at
----startup, at most once a day). Default 30; 0 keeps them forever. See |:Todos-prune|.
----@field persist_max_age_days? integer
-
-M.defaults = {
-  -- The window the panel sits over: a window id, a function returning one, or nil for
-  -- the current window at each paint (an excluded one keeps the panel where it was).
-  win = nil,
-  -- The corner (or the middle of the edge) the panel takes. The right-hand side covers
-  -- the least: code and prose are left-aligned, so the end of most lines is empty there;
-  -- the bottom keeps the top of the window (where one reads from) clear. When the cursor
-  -- line comes under the panel it moves to the other edge.
-  position = "bottom-right",
-  -- "none", or any border nvim_open_win takes ("single", "rounded", a list of chars).
-  border = "none",
-  -- 0 (opaque) to 100 (invisible); with a transparent panel the text under it shows.
-  winblend = 0,
-  -- The widest the panel gets: columns, or a fraction of the window (0.5 = half); nil:
-  -- the window's width. Longer rows are cut with an ellipsis.
-  max_width = nil,
-  -- Blank columns on each side of the text, so it does not touch the text beside it.
-  padding = 1,
-  -- Move out of the cursor's way (the panel never covers the line being edited).
-  avoid_cursor = true,
-  -- Windows the panel never sits over (it stays where it was, or takes the largest
-  -- other window): a table { filetypes = {...}, buftypes = {...} }, or a function
-  -- (win, buf) returning true to skip one. Floating windows are always skipped.
-  exclude = {
-    filetypes = {
-      "help",
-      "checkhealth",
-      "qf",
-      "codecompanion",
-      "Avante",
-      "AvanteInput",
-      "AvanteSelectedFiles",
-      "AvanteSelectedCode",
-      "AvanteTodos",
-      "AvantePromptInput",
-      "AvanteConfirm",
-      "TelescopePrompt",
-      "lazy",
-      "mason",
-      "rpiv_todo",
-    },
-    buftypes = { "help", "quickfix", "prompt" },
-  },
-  -- Above ordinary floats (50) so a chat window does not cover the list.
-  zindex = 60,
-  -- Map the tool's collapse_key (e.g. ctrl+shift+t -> <C-S-t>) to the toggle. Keys that
-  -- type a character without a modifier are never mapped: they would shadow editing.
-  map_collapse_key = true,
-  -- The title of the notifications (used by notification plugins).
-  notify_title = "Todos",
-}
-
-H.POSITIONS = {
-  ["bottom-right"] = true,
-  ["top-right"] = true,
-  ["bottom-left"] = true,
-  ["top-left"] = true,
-  bottom = true,
-  top = true,
-}
+-- The editor options (rpiv_todo.nvim.options declares each with its check and doc line).
+M.defaults = options.defaults
+M.config = options.config
 
 ---`got <type> <value>`, what an error message adds after what it expected.
 M.got = require("rpiv_todo.common").got
 
----@param v any
----@return boolean
-function H.is_int(v)
-  return type(v) == "number" and v == math.floor(v) and v > -math.huge and v < math.huge
-end
+---Add an option of the editor front end (a user's or another plugin's extension, before
+---setup); see rpiv_todo.nvim.options.register.
+M.register_option = options.register
 
--- Checks of each option: a function returning nil when the value is fine, or what was
--- expected. Other front-end files register theirs with M.register_option.
-H.checks = {
-  win = function(v)
-    if v ~= nil and type(v) ~= "function" and not H.is_int(v) then
-      return "expected a window id, a function returning one, or nil for the current window"
-    end
-  end,
-  position = function(v)
-    if type(v) ~= "string" or not H.POSITIONS[v] then
-      return 'expected "bottom-right", "top-right", "bottom-left", "top-left", "bottom" or "top"'
-    end
-  end,
-  border = function(v)
-    if type(v) ~= "string" and type(v) ~= "table" then
-      return 'expected a border name ("none", "single", "rounded", ...) or a list of characters'
-    end
-  end,
-  winblend = function(v)
-    if not H.is_int(v) or v < 0 or v > 100 then
-      return "expected an integer from 0 to 100"
-    end
-  end,
-  max_width = function(v)
-    if v ~= nil and (type(v) ~= "number" or v <= 0 or v ~= v or v == math.huge or (v > 1 and not H.is_int(v))) then
-      return "expected a number of columns, a fraction of the window (0 < x <= 1), or nil"
-    end
-  end,
-  padding = function(v)
-    if not H.is_int(v) or v < 0 or v > 8 then
-      return "expected an integer from 0 to 8"
-    end
-  end,
-  avoid_cursor = function(v)
-    if type(v) ~= "boolean" then
-      return "expected a boolean"
-    end
-  end,
-  exclude = function(v)
-    if type(v) == "function" then
-      return nil
-    end
-    if type(v) ~= "table" then
-      return "expected { filetypes = {...}, buftypes = {...} } or a function(win, buf) returning true to skip"
-    end
-    for k, list in pairs(v) do
-      if k ~= "filetypes" and k ~= "buftypes" then
-        return "expected only the keys filetypes and buftypes, got " .. tostring(k)
-      end
-      if type(list) ~= "table" then
-        return k .. ": expected a list of strings, " .. M.got(list)
-      end
-      for _, item in ipairs(list) do
-        if type(item) ~= "string" then
-          return k .. ": expected a list of strings, " .. M.got(item)
-        end
-      end
-    end
-  end,
-  zindex = function(v)
-    if not H.is_int(v) or v < 1 then
-      return "expected an integer >= 1"
-    end
-  end,
-  map_collapse_key = function(v)
-    if type(v) ~= "boolean" then
-      return "expected a boolean"
-    end
-  end,
-  notify_title = function(v)
-    if type(v) ~= "string" then
-      return "expected a string"
-    end
-  end,
-}
-
-H.appliers = {} -- name -> fn(value, config) run by setup() after the config is in place
-
--- Every option's name, in a fixed order. Loops over the options go through this list, not
--- pairs(): the LuaJIT of Neovim 0.7.2 was seen to skip a key in a compiled pairs() loop
--- (see overlay/layout.lua), and a skipped option would go unchecked or lose its default.
-H.names = {}
-for name in pairs(H.checks) do
-  H.names[#H.names + 1] = name
-end
-table.sort(H.names)
-
----Add an option of the editor front end (for other front-end files, before setup).
----`apply(value, config)`, when given, runs at every setup() once the new config is in
----place (after the checks of every option passed).
----@param name string
----@param default any
----@param check fun(value: any): string|nil nil when fine, else what was expected
----@param apply? fun(value: any, config: table)
-function M.register_option(name, default, check, apply)
-  if H.checks[name] == nil then
-    H.names[#H.names + 1] = name
-  end
-  M.defaults[name] = default
-  H.checks[name] = check
-  H.appliers[name] = apply
-  if M.config[name] == nil then
-    M.config[name] = H.copy(default)
-  end
-end
-
----@param v any
----@return any
-function H.copy(v)
-  if type(v) ~= "table" then
-    return v
-  end
-  local out = {}
-  for k, x in pairs(v) do
-    out[k] = H.copy(x)
-  end
-  return out
-end
-
-M.config = {}
-for _, name in ipairs(H.names) do
-  M.config[name] = H.copy(M.defaults[name])
-end
+---The Neovim key notation of a collapse key ("ctrl+shift+t" -> "<C-S-t>"), or nil.
+M.key_notation = keys.key_notation
 
 H.attached = false
 H.ov = nil -- the live overlay (rpiv_todo.overlay.new)
-H.mapped = nil -- { lhs = string, modes = string[] } of the collapse key mapping
 H.reported = false -- a paint failure was already reported
 H.pinned = nil -- the session the host pinned; nil: follow the latest tool call
 H.last_call = nil -- the session of the latest tool call
@@ -299,41 +82,9 @@ end
 ---@param opts? rpiv_todo.NvimOptions
 ---@return table the module
 function M.setup(opts)
-  if opts == nil then
-    opts = {}
-  end
-  if type(opts) ~= "table" then
-    H.fail("setup", "expected a table of options, " .. M.got(opts))
-  end
-  local names = H.names
-  for k in pairs(opts) do
-    if H.checks[k] == nil then
-      H.fail(tostring(k), "unknown option (expected " .. table.concat(names, ", ") .. ")")
-    end
-  end
-  for _, k in ipairs(names) do
-    local v = opts[k]
-    if v ~= nil or k == "win" or k == "max_width" then
-      local problem = H.checks[k](v)
-      if problem ~= nil then
-        H.fail(k, problem .. ", " .. M.got(v))
-      end
-    end
-  end
-  for _, k in ipairs(names) do
-    local v = opts[k]
-    if v == nil then
-      v = H.copy(M.defaults[k])
-    end
-    M.config[k] = v
-  end
+  options.set(opts)
   M.attach()
-  for _, name in ipairs(names) do
-    local apply = H.appliers[name]
-    if apply then
-      apply(M.config[name], M.config)
-    end
-  end
+  options.apply()
   H.sync_mapping()
   H.request_paint()
   return M
@@ -372,7 +123,7 @@ function M.define_highlights()
   require("rpiv_todo.nvim.highlights").define()
 end
 
----Create :Todos and :TodosToggle (plugin/rpiv_todo.lua creates the same ones lazily).
+---Create the user commands (rpiv_todo.nvim.commands; plugin/rpiv_todo.lua does the same at startup).
 function M.create_commands()
   require("rpiv_todo.nvim.commands").create()
 end
@@ -401,7 +152,7 @@ function M.attach()
   if type(todo.on_setup) == "function" then
     H.detach_setup = todo.on_setup(H.on_setup)
   end
-  H.use_editor_locale()
+  locale.sync()
   M.define_highlights()
   M.create_commands()
   local group = vim.api.nvim_create_augroup(H.augroup, { clear = true })
@@ -486,7 +237,7 @@ function M.detach()
     end
   end
   pcall(vim.api.nvim_del_augroup_by_name, H.augroup)
-  H.unmap()
+  keys.unmap()
   H.pinned, H.last_call, H.user_hidden = nil, nil, false
   H.lives = {}
 end
@@ -571,156 +322,36 @@ end
 
 ---Look at v:lang again; repaint when the locale changed.
 function H.check_locale()
-  if H.attached and H.use_editor_locale() then
+  if H.attached and locale.sync() then
     H.request_paint()
   end
-end
-
--- The locale chain (rpiv_todo.i18n) reads RPIV_TODO_LOCALE, the rpiv-i18n file and
--- LC_ALL/LC_MESSAGES/LANG from the process. In Neovim, v:lang (`:language messages`) is
--- the message locale chosen for this editor, so when it names a language it stands in for
--- the POSIX variables. When it is "C", "POSIX" or "C.<codeset>" the environment decides:
--- Neovim 0.10+ reports "C" when $LANG names a locale that is not installed, yet $LANG
--- still says which language the person reads (and `:language messages C` itself sets
--- $LC_MESSAGES=C, which the chain then reads). Checked before each paint and :Todos, and
--- after each command line (CmdlineLeave), so a `:language messages` typed at run time
--- repaints at once; only a change re-resolves. Returns true when the inputs changed.
-H.LOCALE_ENV = { "RPIV_TODO_LOCALE", "XDG_CONFIG_HOME", "HOME", "LC_ALL", "LC_MESSAGES", "LANG" }
-H.locale_inputs = nil -- v:lang and the variables above, as last handed to the chain
-
-function H.use_editor_locale()
-  local lang = vim.v.lang
-  if type(lang) ~= "string" then
-    lang = ""
-  end
-  local inputs = { lang }
-  for i, name in ipairs(H.LOCALE_ENV) do
-    inputs[i + 1] = os.getenv(name) or ""
-  end
-  local key = table.concat(inputs, "\0")
-  if key == H.locale_inputs then
-    return false
-  end
-  H.locale_inputs = key
-  local i18n = require("rpiv_todo.i18n")
-  local base = lang:match("^[^.@]*")
-  if base == "" or base == "C" or base == "POSIX" then
-    pcall(i18n.set_env, nil)
-  else
-    pcall(i18n.set_env, { LC_ALL = false, LC_MESSAGES = lang })
-  end
-  return true
 end
 
 ---Hand Neovim's message locale (v:lang) to the locale chain now; rpiv_todo.locale() then
 ---answers as the panel and :Todos will. Called before every paint and :Todos.
 ---@return string locale the active locale code
 function M.use_editor_locale()
-  H.use_editor_locale()
+  locale.sync()
   return require("rpiv_todo.i18n").locale()
 end
 
 -- ---------------------------------------------------------------------------
--- The collapse key
+-- The collapse key (rpiv_todo.nvim.keys)
 -- ---------------------------------------------------------------------------
-
-H.MODIFIER_NOTATION = { ctrl = "C", shift = "S", alt = "M", super = "D" }
-H.NAMED_NOTATION = {
-  escape = "Esc",
-  esc = "Esc",
-  enter = "CR",
-  ["return"] = "CR",
-  tab = "Tab",
-  space = "Space",
-  backspace = "BS",
-  delete = "Del",
-  insert = "Insert",
-  home = "Home",
-  ["end"] = "End",
-  pageup = "PageUp",
-  pagedown = "PageDown",
-  up = "Up",
-  down = "Down",
-  left = "Left",
-  right = "Right",
-}
-for i = 1, 12 do
-  H.NAMED_NOTATION["f" .. i] = "F" .. i
-end
--- Characters that need a name inside <...> notation.
-H.CHAR_NOTATION = { ["<"] = "lt", ["\\"] = "Bslash", ["|"] = "Bar" }
-
----The Neovim key notation of a collapse key ("ctrl+shift+t" -> "<C-S-t>"), or nil when
----the key cannot or should not be mapped ("off", "clear", a bare printable character).
----@param key string a normalized collapse key (rpiv_todo.overlay.normalize_collapse_key)
----@return string|nil lhs
-function M.key_notation(key)
-  if type(key) ~= "string" or key == "off" then
-    return nil
-  end
-  local parts = {}
-  for part in key:gmatch("[^+]+") do
-    parts[#parts + 1] = part
-  end
-  if #parts == 0 then
-    return nil
-  end
-  local base = parts[#parts]
-  local mods = {}
-  for i = 1, #parts - 1 do
-    local m = H.MODIFIER_NOTATION[parts[i]]
-    if m == nil then
-      return nil
-    end
-    mods[#mods + 1] = m
-  end
-  local name = H.NAMED_NOTATION[base]
-  if name == nil then
-    if #base ~= 1 then
-      return nil -- "clear" has no Neovim key
-    end
-    if #mods == 0 then
-      return nil -- a bare character would shadow typing and normal-mode commands
-    end
-    name = H.CHAR_NOTATION[base] or base
-  end
-  if #mods == 0 then
-    return "<" .. name .. ">"
-  end
-  return "<" .. table.concat(mods, "-") .. "-" .. name .. ">"
-end
-
-function H.unmap()
-  local mapped = H.mapped
-  if mapped then
-    for _, mode in ipairs(mapped.modes) do
-      pcall(vim.keymap.del, mode, mapped.lhs)
-    end
-    H.mapped = nil
-  end
-end
 
 -- Keep the mapping in step with rpiv_todo's collapse_key (setup may change it any time).
 function H.sync_mapping()
   local lhs = nil
   if M.config.map_collapse_key and H.attached then
-    lhs = M.key_notation(H.todo().config.collapse_key)
+    lhs = keys.key_notation(H.todo().config.collapse_key)
   end
-  if H.mapped and H.mapped.lhs == lhs then
-    return
-  end
-  H.unmap()
-  if lhs then
-    local modes = { "n", "i" }
-    vim.keymap.set(modes, lhs, M.toggle, { silent = true, desc = "rpiv_todo: collapse or expand the todo overlay" })
-    H.mapped = { lhs = lhs, modes = modes }
-  end
+  keys.sync(lhs, M.toggle)
 end
 
 ---The mapped collapse key (Neovim notation), or nil when none is mapped.
 ---@return string|nil
 function M.mapped_key()
-  return H.mapped and H.mapped.lhs or nil
+  return keys.mapped()
 end
 
 -- ---------------------------------------------------------------------------
@@ -745,7 +376,7 @@ function H.paint()
     return
   end
   H.sync_mapping()
-  H.use_editor_locale()
+  locale.sync()
   local panel = require("rpiv_todo.nvim.panel")
   if H.user_hidden then
     panel.hide()
@@ -941,7 +572,7 @@ end
 ---@return boolean collapsed
 function M.toggle()
   M.attach()
-  H.use_editor_locale()
+  locale.sync()
   if not H.has_tasks() then
     vim.notify(require("rpiv_todo.i18n").t("todos-empty"), vim.log.levels.INFO, { title = M.config.notify_title })
     return H.ov.collapsed
@@ -1032,7 +663,7 @@ end
 ---@return string level "info" | "error"
 function M.todos()
   M.attach()
-  H.use_editor_locale()
+  locale.sync()
   local lines, title, text, level = H.list_text()
   if lines == nil then
     local vim_level = level == "error" and vim.log.levels.ERROR or vim.log.levels.INFO
@@ -1184,8 +815,5 @@ end
 function M.collapsed()
   return H.ov ~= nil and H.ov.collapsed or false
 end
-
--- The `persist` option (lists kept on disk), from rpiv_todo/nvim/persist.lua.
-require("rpiv_todo.nvim.persist").register_option(M)
 
 return M
