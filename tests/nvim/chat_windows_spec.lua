@@ -9,7 +9,7 @@ T.test("the default exclude list: the editor's own windows, then each adapter's 
     table.concat(require("rpiv_todo.nvim").defaults.exclude.filetypes, ","),
     "help,checkhealth,qf,TelescopePrompt,lazy,mason,rpiv_todo,"
       .. "Avante,AvanteInput,AvanteSelectedFiles,AvanteSelectedCode,AvanteTodos,AvantePromptInput,AvanteConfirm,"
-      .. "codecompanion",
+      .. "codecompanion,copilot-chat",
     "filetypes"
   )
 end)

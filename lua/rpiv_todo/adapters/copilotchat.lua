@@ -62,6 +62,9 @@ function M.description(spec)
   return table.concat(parts, "\n")
 end
 
+-- The filetype of CopilotChat's chat window: Neovim's panel keeps off it by default.
+M.chat_filetypes = { "copilot-chat" }
+
 ---CopilotChat's chat, when CopilotChat is loaded.
 ---@return table|nil
 function H.chat()
@@ -101,6 +104,18 @@ function M.chat_session(chat)
   return nil
 end
 
+---The session the panel shows while `bufnr` is current: the chat's, when the buffer is
+---CopilotChat's chat window (nil otherwise).
+---@param bufnr integer
+---@return string|nil
+function M.buffer_session(bufnr)
+  local chat = H.chat()
+  if chat ~= nil and chat.bufnr == bufnr then
+    return M.chat_session(chat)
+  end
+  return nil
+end
+
 ---The session a call runs in: the option, else the chat's own, else nil ("default").
 ---@param option any
 ---@param source any
@@ -123,6 +138,7 @@ function M.functions(opts)
   opts = options.check("copilotchat", opts, H.OPTIONS)
   local session = opts.session
   local spec = require("rpiv_todo").tool()
+  require("rpiv_todo.adapters.common").register_chat("copilotchat", M.buffer_session)
   return {
     [spec.name] = {
       group = opts.group or M.GROUP,
