@@ -283,14 +283,24 @@ function M.setup(opts)
     overlay.config.theme = theme
     overlay.config.layout = layout
   end
+  -- Every listener runs even when one raises (the settings are in place already); the
+  -- first error is then raised, so the host sees its callback's fault.
+  local first_err
   for _, fn in ipairs(H.setup_listeners) do
-    fn(M.config)
+    local ok, err = pcall(fn, M.config)
+    if not ok and first_err == nil then
+      first_err = err
+    end
+  end
+  if first_err ~= nil then
+    error(first_err, 0)
   end
   return M
 end
 
 ---Call `fn(config)` after every successful setup() (a UI repaints with the new locale,
----key or layout at once). Returns a function that removes it.
+---key or layout at once). Returns a function that removes it. When one raises, the others
+---still run and setup() then raises that first error.
 ---@param fn fun(config: rpiv_todo.Config)
 ---@return fun() remove
 function M.on_setup(fn)

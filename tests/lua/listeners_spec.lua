@@ -141,4 +141,23 @@ T.test("persistence still saves after a listener registered before it fails", fu
   os.remove(dir)
 end)
 
+T.test("a failing on_setup callback: the others still run, then setup() raises its error", function()
+  local seen = {}
+  local remove_a = todo.on_setup(function()
+    seen[#seen + 1] = "a"
+    error("on_setup callback a failed", 0)
+  end)
+  local remove_b = todo.on_setup(function(config)
+    seen[#seen + 1] = "b:" .. type(config)
+  end)
+  local ok, err = pcall(todo.setup, { locale = "de" })
+  remove_a()
+  remove_b()
+  T.eq(ok, false, "setup raised")
+  T.eq(err, "on_setup callback a failed", "the callback's own error")
+  T.same(seen, { "a", "b:table" }, "both callbacks ran, with the config")
+  T.eq(todo.locale(), "de", "the settings are in place")
+  todo.setup({ locale = "en" })
+end)
+
 T.finish()
