@@ -172,6 +172,11 @@ fn identical(a: &Task, b: &Task) -> bool {
                 p.len() == q.len() && p.iter().zip(q).all(|(a, b)| same(a, b))
             }
             (Value::Object(p), Value::Object(q)) => same_maps(p, q),
+            // By bits: 0.0 == -0.0, yet they are written differently.
+            (Value::Number(p), Value::Number(q)) => match (p.is_f64(), q.is_f64()) {
+                (true, true) => p.as_f64().map(f64::to_bits) == q.as_f64().map(f64::to_bits),
+                _ => p == q,
+            },
             _ => x == y,
         }
     }
@@ -316,6 +321,30 @@ mod tests {
             "nextId": 3});
         let s = state_from_value(&v).unwrap();
         assert_eq!(serde_json::to_value(&s).unwrap(), v);
+    }
+
+    /// Issue 18, fault 5: the cache compared 0.0 and -0.0 as equal and kept writing 0.0.
+    #[test]
+    fn the_task_text_cache_tells_zero_from_negative_zero() {
+        let mut cache = TaskJson::default();
+        let mut state = state_from_value(&json!({"tasks": [{"id": 1, "subject": "s",
+            "status": "pending", "metadata": {"x": 0.0}, "later": [0.0]}], "nextId": 2}))
+        .unwrap();
+        let mut out = Vec::new();
+        cache.write_tasks(&mut out, &state.tasks);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"[{"id":1,"subject":"s","status":"pending","metadata":{"x":0.0},"later":[0.0]}]"#
+        );
+        let t = &mut state.tasks[0];
+        t.metadata.as_mut().unwrap()["x"] = json!(-0.0);
+        t.extra["later"] = json!([-0.0]);
+        let mut out = Vec::new();
+        cache.write_tasks(&mut out, &state.tasks);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"[{"id":1,"subject":"s","status":"pending","metadata":{"x":-0.0},"later":[-0.0]}]"#
+        );
     }
 
     #[test]
