@@ -103,7 +103,7 @@ pub(super) mod raw {
         // SAFETY: the closure only reads (no Lua allocation, so no Lua error and no
         // collector step can interrupt it) and leaves the stack balanced.
         let done: mlua::Result<()> = unsafe {
-            lua.exec_raw((&ctx.consts, v), |l| {
+            crate::lua::raw::exec(lua, (&ctx.consts, v), |l| {
                 out = value(l, CONSTS, VALUE, 0, empty, top);
                 ffi::lua_settop(l, 0);
             })
@@ -115,8 +115,9 @@ pub(super) mod raw {
     /// result (`crate::replay::rule`) whose `tasks` and `nextId` make a valid state wins;
     /// only those two are read. The result is a fresh state table (`snapshot_table`).
     pub fn replay(lua: &Lua, ctx: &Ctx, entries: &Table) -> mlua::Result<Option<Table>> {
-        let mut from = entries.raw_len();
-        while let Some((i, tasks, next)) = find(lua, ctx, entries, from)? {
+        let positions = positions(lua, entries)?;
+        let mut from = positions.last();
+        while let Some((i, tasks, next)) = find(lua, ctx, entries, &positions, from)? {
             if let Some(t) = snapshot_table(lua, ctx, &tasks, &next)? {
                 return Ok(Some(t));
             }
@@ -131,13 +132,14 @@ pub(super) mod raw {
         lua: &Lua,
         ctx: &Ctx,
         entries: &Table,
+        positions: &Positions,
         from: usize,
     ) -> mlua::Result<Option<(usize, LuaValue, LuaValue)>> {
         let mut at = 0;
         // SAFETY: as in `read`; the closure leaves `tasks` and `nextId` (or two nils).
         let (tasks, next): (LuaValue, LuaValue) = unsafe {
-            lua.exec_raw((&ctx.consts, entries), |l| {
-                at = walk(l, from);
+            crate::lua::raw::exec(lua, (&ctx.consts, entries), |l| {
+                at = walk(l, positions.down_from(from));
                 if at == 0 {
                     ffi::lua_settop(l, 0);
                     ffi::lua_pushnil(l);
@@ -152,9 +154,63 @@ pub(super) mod raw {
         Ok((at > 0).then_some((at, tasks, next)))
     }
 
+    /// The positions of an entries table that hold something, newest last: `1..=n` for a
+    /// sequence, else its integer keys in `1..=border`, sorted. Counted, never taken from
+    /// the length alone: a table with keys at powers of two has a border of 2^40 and a few
+    /// dozen entries (issue 18, fault 1).
+    pub enum Positions {
+        Sequence(usize),
+        Sparse(Vec<usize>),
+    }
+
+    impl Positions {
+        /// The newest position, 0 for none.
+        fn last(&self) -> usize {
+            match self {
+                Positions::Sequence(n) => *n,
+                Positions::Sparse(keys) => keys.last().copied().unwrap_or(0),
+            }
+        }
+
+        /// Positions at or before `from`, newest first.
+        fn down_from(&self, from: usize) -> Box<dyn Iterator<Item = usize> + '_> {
+            match self {
+                Positions::Sequence(n) => Box::new((1..=from.min(*n)).rev()),
+                Positions::Sparse(keys) => {
+                    Box::new(keys.iter().rev().copied().filter(move |&i| i <= from))
+                }
+            }
+        }
+    }
+
+    fn positions(lua: &Lua, entries: &Table) -> mlua::Result<Positions> {
+        let mut keys = Vec::new();
+        let mut border = 0;
+        // SAFETY: raw reads only (`lua_next` over keys it handed out, no allocation in
+        // Lua); `keys` lives out here.
+        unsafe {
+            crate::lua::raw::exec::<()>(lua, entries, |l| {
+                border = ffi::lua_rawlen(l, 1);
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, 1) != 0 {
+                    if let Some(i) = index(l, -2, border) {
+                        keys.push(i);
+                    }
+                    ffi::lua_settop(l, -2);
+                }
+                ffi::lua_settop(l, 0);
+            })?;
+        }
+        if keys.len() == border {
+            return Ok(Positions::Sequence(border));
+        }
+        keys.sort_unstable();
+        Ok(Positions::Sparse(keys))
+    }
+
     /// Leaves `tasks` and `nextId` on top of the stack and returns the entry's position;
-    /// 0 when no entry at or before `from` is a todo result.
-    unsafe fn walk(l: L, from: usize) -> usize {
+    /// 0 when no entry among `candidates` (newest first) is a todo result.
+    unsafe fn walk(l: L, candidates: impl Iterator<Item = usize>) -> usize {
         if ffi::lua_checkstack(l, 24) == 0 {
             return 0;
         }
@@ -180,7 +236,7 @@ pub(super) mod raw {
         };
         let work = ffi::lua_gettop(l);
         let (e, m, d, tasks, next) = (work + 1, work + 2, work + 3, work + 4, work + 5);
-        for i in (1..=from.min(ffi::lua_rawlen(l, VALUE))).rev() {
+        for i in candidates {
             ffi::lua_settop(l, work);
             ffi::lua_rawgeti(l, VALUE, i as _);
             let todo = ffi::lua_type(l, e) == ffi::LUA_TTABLE
@@ -229,7 +285,7 @@ pub(super) mod raw {
         // while pushing it (a Lua error there would leak it, nothing worse); `links` is
         // owned out here.
         let t: LuaValue = unsafe {
-            lua.exec_raw((&ctx.array_mt, &ctx.consts, tasks, next), |l| {
+            crate::lua::raw::exec(lua, (&ctx.array_mt, &ctx.consts, tasks, next), |l| {
                 plain = copy(l, &mut links);
                 if plain {
                     ffi::lua_insert(l, 1);
@@ -264,6 +320,8 @@ pub(super) mod raw {
         /// Per task: where its `blockedBy` ids start in `edges`, and how many.
         deps: Vec<(usize, usize)>,
         edges: Vec<crate::task::Id>,
+        /// The metadata being copied (see `copy_task`).
+        metadata: Option<Value>,
     }
 
     /// `{ tasks = { copies }, nextId = n }` on top of the stack when every task at
@@ -311,7 +369,9 @@ pub(super) mod raw {
             ffi::lua_rawseti(l, dst_tasks, i as _);
             ffi::lua_settop(l, dst_tasks);
         }
-        let Links { ids, deps, edges } = &*links;
+        let Links {
+            ids, deps, edges, ..
+        } = &*links;
         let Ok(largest) = crate::task::check_links(
             ids.len(),
             |i| ids[i],
@@ -374,14 +434,18 @@ pub(super) mod raw {
                 },
                 Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges),
                 Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
-                    match value(l, COPY_CONSTS, val, 2, Empty::Object, false) {
-                        Some(v @ Value::Object(_))
-                            if crate::params::check_nesting("metadata", &v).is_ok() =>
-                        {
-                            super::super::to_lua::push_value(l, &v);
+                    // Kept in `links` while it is pushed: a push that raises (out of
+                    // memory) must leave nothing owned in this frame (issue 18, fault 3).
+                    links.metadata =
+                        value(l, COPY_CONSTS, val, 2, Empty::Object, false).filter(|v| {
+                            v.is_object() && crate::params::check_nesting("metadata", v).is_ok()
+                        });
+                    match &links.metadata {
+                        Some(v) => {
+                            super::super::to_lua::push_value(l, v);
                             true
                         }
-                        _ => false,
+                        None => false,
                     }
                 }
                 _ => false,
@@ -452,7 +516,7 @@ pub(super) mod raw {
         let mut out = None;
         // SAFETY: as in `read`.
         let done: mlua::Result<()> = unsafe {
-            lua.exec_raw((&ctx.consts, v), |l| {
+            crate::lua::raw::exec(lua, (&ctx.consts, v), |l| {
                 out = state_table(l);
                 ffi::lua_settop(l, 0);
             })
@@ -561,37 +625,21 @@ pub(super) mod raw {
         if ffi::lua_type(l, tasks) != ffi::LUA_TTABLE || ffi::lua_checkstack(l, 8) == 0 {
             return None;
         }
-        let n = ffi::lua_rawlen(l, tasks);
-        if n == 0 {
-            return None;
-        }
-        let mut slots: Vec<Option<Task>> = Vec::with_capacity(n);
-        slots.resize_with(n, || None);
-        let mut count = 0;
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, tasks) != 0 {
+        // Keys counted before anything is sized: the length operator may report a border
+        // far past the keys that are there (issue 18, fault 1).
+        let n = id_array_len(l, tasks)?;
+        let mut out: Vec<Task> = Vec::with_capacity(n);
+        for i in 1..=n {
+            ffi::lua_rawgeti(l, tasks, i as _);
             let top = ffi::lua_gettop(l);
-            count += 1;
-            let at = index(l, top - 1, n);
-            let task = match at {
-                Some(_) if count <= n && ffi::lua_type(l, top) == ffi::LUA_TTABLE => {
-                    task(l, names, CONSTS, top, depth + 1)
-                }
+            let task = match ffi::lua_type(l, top) {
+                ffi::LUA_TTABLE => task(l, names, CONSTS, top, depth + 1),
                 _ => None,
             };
             ffi::lua_settop(l, top - 1);
-            match (at, task) {
-                (Some(i), Some(t)) => slots[i - 1] = Some(t),
-                _ => {
-                    ffi::lua_settop(l, top - 2);
-                    return None;
-                }
-            }
+            out.push(task?);
         }
-        if count != n {
-            return None;
-        }
-        let tasks: Vec<Task> = slots.into_iter().collect::<Option<_>>()?;
+        let tasks = out;
         let next_id = match ffi::lua_type(l, next) {
             ffi::LUA_TNIL => tasks.iter().map(|t| t.id).max().unwrap_or(0) + 1,
             ffi::LUA_TNUMBER => crate::params::id("nextId", &num(l, next)?).ok()?,
@@ -1075,7 +1123,9 @@ local function copy(tasks, next_id)
 end
 
 return function(entries)
-  if type(entries) ~= "table" then
+  -- Not a table, or not a sequence (its length may be a border far past its entries):
+  -- the native walk, which counts what is there.
+  if type(entries) ~= "table" or count(entries) ~= len(entries) then
     return native(entries)
   end
   for i = len(entries), 1, -1 do

@@ -232,14 +232,16 @@ fn view(
                     .unwrap_or_default(),
             );
             let mut shown = Vec::with_capacity(if reuse { visible.len() } else { 0 });
+            let mut text = Text::default();
             let ctx = Ctx::get(lua)?;
             // SAFETY: as in `to_lua::state`: the closure pushes values and sets fields of
             // the tables it made; it owns nothing that needs dropping if an allocation
-            // error unwinds (`old` and `shown` live out here). Slot 1 is the array
+            // error unwinds (`old`, `shown` and the sanitized `text` live out here; an
+            // earlier row's fields are moved to `shown` before the next push). Slot 1 is the array
             // metatable `to_lua::push_task` reads, slot 2 the earlier rows or nil, slot 3
             // the consts table.
             let (rows, counts): (Table, Table) = unsafe {
-                lua.exec_raw((mt, earlier, &ctx.consts), |l| {
+                crate::lua::raw::exec(lua, (mt, earlier, &ctx.consts), |l| {
                     ffi::luaL_checkstack(l, 24, std::ptr::null());
                     let keys = ViewKeys::push(l, 3);
                     ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
@@ -251,7 +253,7 @@ fn view(
                                 shown.push(fields);
                             }
                             None => {
-                                push_row(l, &keys, t, with_tasks);
+                                push_row(l, &keys, t, with_tasks, &mut text);
                                 if reuse {
                                     shown.push(RowFields::of(t));
                                 }
@@ -420,7 +422,7 @@ fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
     let ctx = Ctx::get(lua)?;
     // SAFETY: as in `to_lua::state`; slot 1 is the consts table.
     unsafe {
-        lua.exec_raw(&ctx.consts, |l| {
+        crate::lua::raw::exec(lua, &ctx.consts, |l| {
             ffi::luaL_checkstack(l, 16, std::ptr::null());
             let keys = ViewKeys::push(l, 1);
             push_counts(l, &keys, panel);
@@ -504,8 +506,28 @@ impl ViewKeys {
     }
 }
 
+/// Where a row's sanitized text is kept while it is pushed: outside the raw block, so
+/// that an allocation error raised by the push (a `longjmp` on PUC Lua) leaves nothing
+/// owned behind in a skipped frame (issue 18, fault 3: 415 bytes per failed view).
+#[derive(Default)]
+struct Text(String);
+
+impl Text {
+    /// `s` sanitized for display, held here; the old text is dropped first.
+    fn display(&mut self, s: &str) -> &str {
+        self.0.clear();
+        self.0.push_str(&crate::sanitize::display(s));
+        &self.0
+    }
+}
+
 /// `{ id, status, subject, activeForm?, blockedBy?, task? }`, text sanitized.
-unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool) {
+///
+/// # Safety
+///
+/// Inside `raw::exec`, with room for 4 more stack slots and `keys` pushed by
+/// `ViewKeys::push`.
+unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool, text: &mut Text) {
     let form = t.active_form.as_deref().filter(|f| !f.is_empty());
     let blocked = t.blocked_by();
     let fields = 3 + form.is_some() as c_int + !blocked.is_empty() as c_int + with_task as c_int;
@@ -517,11 +539,11 @@ unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool) {
     ffi::lua_pushvalue(l, keys.status(t.status));
     ffi::lua_rawset(l, -3);
     ffi::lua_pushvalue(l, keys.key(Const::Subject));
-    to_lua::push_str(l, &crate::sanitize::display(&t.subject));
+    to_lua::push_str(l, text.display(&t.subject));
     ffi::lua_rawset(l, -3);
     if let Some(f) = form {
         ffi::lua_pushvalue(l, keys.key(Const::ActiveForm));
-        to_lua::push_str(l, &crate::sanitize::display(f));
+        to_lua::push_str(l, text.display(f));
         ffi::lua_rawset(l, -3);
     }
     if !blocked.is_empty() {
@@ -568,7 +590,7 @@ fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec
     let mut bad = None;
     // SAFETY: raw reads and the key strings only; `out` lives outside the closure.
     unsafe {
-        lua.exec_raw::<()>(tasks, |l| {
+        crate::lua::raw::exec::<()>(lua, tasks, |l| {
             ffi::luaL_checkstack(l, 12, std::ptr::null());
             to_lua::push_str(l, "status");
             to_lua::push_str(l, "id");
@@ -583,8 +605,9 @@ fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec
                 let p = ffi::lua_pushlstring(l, st.as_str().as_ptr().cast(), st.as_str().len());
                 p.cast::<u8>()
             });
+            // Not reserved from the length: it may be a border far past the entries
+            // there are (issue 18, fault 1); the loop stops at the first hole.
             let n = ffi::lua_rawlen(l, TASKS);
-            out.reserve(n);
             let mut settled = false;
             for i in 1..=n {
                 ffi::lua_rawgeti(l, TASKS, i as _);
@@ -693,7 +716,7 @@ fn pick(
     let ctx = Ctx::get(lua)?;
     // SAFETY: raw reads of the caller's array and two new tables.
     unsafe {
-        lua.exec_raw((tasks, &ctx.consts), |l| {
+        crate::lua::raw::exec(lua, (tasks, &ctx.consts), |l| {
             ffi::luaL_checkstack(l, 16, std::ptr::null());
             let keys = ViewKeys::push(l, CONSTS);
             ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
@@ -736,7 +759,7 @@ fn layout(
                 .collect();
             // SAFETY: as in `rows_of_list`.
             let visible: Table = unsafe {
-                lua.exec_raw(array_mt(lua)?, |l| {
+                crate::lua::raw::exec(lua, array_mt(lua)?, |l| {
                     ffi::luaL_checkstack(l, 4, std::ptr::null());
                     to_lua::new_array(l, tasks.len());
                     for (k, t) in tasks.iter().enumerate() {
