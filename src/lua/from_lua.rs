@@ -210,6 +210,11 @@ pub(super) mod raw {
 
     /// Leaves `tasks` and `nextId` on top of the stack and returns the entry's position;
     /// 0 when no entry among `candidates` (newest first) is a todo result.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn walk(l: L, candidates: impl Iterator<Item = usize>) -> usize {
         if ffi::lua_checkstack(l, 24) == 0 {
             return 0;
@@ -281,9 +286,9 @@ pub(super) mod raw {
         let mut plain = false;
         let mut links = Links::default();
         // SAFETY: the closure reads the entry and builds new tables; it leaves exactly the
-        // result (or nil). It owns nothing with a destructor but, briefly, a metadata value
-        // while pushing it (a Lua error there would leak it, nothing worse); `links` is
-        // owned out here.
+        // result (or nil). What it owns lives in `links`, out here, including the metadata
+        // value while it is pushed, so a push that raises (a `longjmp` on PUC Lua) skips no
+        // destructor.
         let t: LuaValue = unsafe {
             crate::lua::raw::exec(lua, (&ctx.array_mt, &ctx.consts, tasks, next), |l| {
                 plain = copy(l, &mut links);
@@ -328,6 +333,11 @@ pub(super) mod raw {
     /// `COPY_TASKS` has the plain shape and together they keep the list's rules
     /// (`State::validate`, `nextId` repaired as it repairs it); false (stack left as it
     /// is) otherwise.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn copy(l: L, links: &mut Links) -> bool {
         let Some(names) = Names::new(l, COPY_CONSTS) else {
             return false;
@@ -391,6 +401,11 @@ pub(super) mod raw {
     }
 
     /// Check the task table at `src` (the plain shape of `task`) and leave its copy on top.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn copy_task(l: L, names: &Names, src: c_int, links: &mut Links) -> bool {
         let dst = src + 1;
         let start = links.edges.len();
@@ -466,6 +481,11 @@ pub(super) mod raw {
 
     /// The length of the table at `idx` when it is a non-empty array: its keys exactly
     /// `1..n` (what `copy_ids` and `ids` accept before reading the ids themselves).
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
         if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
             return None;
@@ -490,6 +510,11 @@ pub(super) mod raw {
 
     /// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids),
     /// adding the ids to `edges`.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn copy_ids(l: L, idx: c_int, edges: &mut Vec<crate::task::Id>) -> bool {
         let Some(n) = id_array_len(l, idx) else {
             return false;
@@ -524,6 +549,10 @@ pub(super) mod raw {
         done.ok().and(out)
     }
 
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn state_table(l: L) -> Option<State> {
         let names = Names::new(l, CONSTS)?;
         // Exactly `tasks` and `nextId` (or `tasks` alone).
@@ -572,6 +601,10 @@ pub(super) mod raw {
     ];
 
     impl Names {
+        /// # Safety
+        ///
+        /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+        /// given naming a live slot of the kind its doc says (the rules in `raw`).
         unsafe fn new(l: L, consts: c_int) -> Option<Names> {
             if ffi::lua_checkstack(l, 2) == 0 {
                 return None;
@@ -587,6 +620,11 @@ pub(super) mod raw {
 
         /// Which task field the string at `idx` names (or, for a state's top level,
         /// `tasks` or `nextId`, compared by bytes).
+        ///
+        /// # Safety
+        ///
+        /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+        /// given naming a live slot of the kind its doc says (the rules in `raw`).
         unsafe fn which(&self, l: L, idx: c_int) -> Option<Const> {
             let mut len = 0usize;
             let p = ffi::lua_tolstring(l, idx, &mut len).cast::<u8>();
@@ -600,6 +638,10 @@ pub(super) mod raw {
             }
         }
 
+        /// # Safety
+        ///
+        /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+        /// given naming a live slot of the kind its doc says (the rules in `raw`).
         unsafe fn status(&self, l: L, idx: c_int) -> Option<crate::task::Status> {
             if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
                 return None;
@@ -615,6 +657,11 @@ pub(super) mod raw {
     /// when every task has the plain shape: known fields only, no null, a non-empty
     /// `blockedBy`. Gives what converting to JSON values and `json::state_from_value`
     /// give, or `None`.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn snapshot(
         l: L,
         names: &Names,
@@ -650,6 +697,11 @@ pub(super) mod raw {
     }
 
     /// The key at `idx` as an array index in `1..=n`.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn index(l: L, idx: c_int, n: usize) -> Option<usize> {
         if ffi::lua_type(l, idx) != ffi::LUA_TNUMBER {
             return None;
@@ -659,6 +711,11 @@ pub(super) mod raw {
     }
 
     /// A UTF-8 string, copied.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn text(l: L, idx: c_int) -> Option<String> {
         if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
             return None;
@@ -669,6 +726,11 @@ pub(super) mod raw {
 
     /// One task table at `depth` below the conversion root, of the plain shape: the
     /// task's own fields only, none null, `blockedBy` non-empty.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn task(l: L, names: &Names, consts: c_int, idx: c_int, depth: usize) -> Option<Task> {
         let (mut id, mut subject, mut status) = (None, None, None);
         let mut t = Task::new(0, String::new());
@@ -718,6 +780,11 @@ pub(super) mod raw {
     }
 
     /// A non-empty array of ids (keys exactly `1..n`).
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn ids(l: L, idx: c_int) -> Option<Vec<crate::task::Id>> {
         let n = id_array_len(l, idx)?;
         let mut out = Vec::with_capacity(n);
@@ -731,6 +798,11 @@ pub(super) mod raw {
     }
 
     /// The value at absolute stack index `idx`; `consts` is the constants table's slot.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     pub unsafe fn value(
         l: L,
         consts: c_int,
@@ -752,6 +824,11 @@ pub(super) mod raw {
     }
 
     /// A string's bytes as UTF-8; the slice lives as long as the string is reachable.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     pub unsafe fn str<'a>(l: L, idx: c_int) -> Option<&'a str> {
         let mut len = 0usize;
         let p = ffi::lua_tolstring(l, idx, &mut len).cast::<u8>();
@@ -760,6 +837,11 @@ pub(super) mod raw {
 
     /// A number as mlua reads it: Lua 5.4 keeps its integer subtype; LuaJIT and 5.1
     /// numbers with an exact `i64` value are integers.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     pub unsafe fn num(l: L, idx: c_int) -> Option<Value> {
         // Not `lua_tonumber` alone: it reads "1" as 1 and anything else as 0.
         if ffi::lua_type(l, idx) != ffi::LUA_TNUMBER {
@@ -786,6 +868,10 @@ pub(super) mod raw {
         }
     }
 
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn is_vim_nil(l: L, consts: c_int, idx: c_int) -> bool {
         ffi::lua_rawgeti(l, consts, Const::VimNil as _);
         let yes = ffi::lua_rawequal(l, idx, -1) != 0;
@@ -794,6 +880,11 @@ pub(super) mod raw {
     }
 
     /// An empty table marked as an array by us, cjson, mlua's serde or dkjson.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn is_array_marked(l: L, consts: c_int, idx: c_int) -> bool {
         if ffi::lua_getmetatable(l, idx) == 0 {
             return false;
@@ -815,6 +906,10 @@ pub(super) mod raw {
         yes
     }
 
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn table(
         l: L,
         consts: c_int,

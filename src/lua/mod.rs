@@ -389,6 +389,10 @@ mod puc51 {
 
 /// `lua_cpcall` body for `CollectorHold`: collector steps worth the kilobytes in the light
 /// userdata argument (what native calls allocated while the collector was held).
+///
+/// # Safety
+///
+/// Called by `lua_cpcall` only, on a live state with its light userdata argument.
 #[cfg(any(feature = "lua51", feature = "luajit"))]
 unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     let kb = mlua::ffi::lua_touserdata(l, 1) as usize;

@@ -234,7 +234,7 @@ fn view(
             let mut shown = Vec::with_capacity(if reuse { visible.len() } else { 0 });
             let mut text = Text::default();
             let ctx = Ctx::get(lua)?;
-            // SAFETY: as in `to_lua::state`: the closure pushes values and sets fields of
+            // SAFETY: as in `to_lua::state_with`: the closure pushes values and sets fields of
             // the tables it made; it owns nothing that needs dropping if an allocation
             // error unwinds (`old`, `shown` and the sanitized `text` live out here; an
             // earlier row's fields are moved to `shown` before the next push). Slot 1 is the array
@@ -420,7 +420,8 @@ impl Shown {
 /// `push_counts` as a table of its own.
 fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
     let ctx = Ctx::get(lua)?;
-    // SAFETY: as in `to_lua::state`; slot 1 is the consts table.
+    // SAFETY: as in `to_lua::state_with` (pushes only, nothing owned in the closure); slot
+    // 1 is the consts table.
     unsafe {
         crate::lua::raw::exec(lua, &ctx.consts, |l| {
             ffi::luaL_checkstack(l, 16, std::ptr::null());
@@ -433,6 +434,11 @@ fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
 }
 
 /// `{ total, pending, in_progress, completed }` (the Lua layer's spelling).
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 unsafe fn push_counts(l: L, keys: &ViewKeys, panel: &Panel) {
     let c = panel.layout.counts;
     ffi::lua_createtable(l, 0, 4);
@@ -478,6 +484,11 @@ impl ViewKeys {
     ];
 
     /// Push the names from the consts table at `consts` (room for 12 slots needed).
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn push(l: L, consts: c_int) -> ViewKeys {
         let first = ffi::lua_gettop(l) + 1;
         for k in Self::NAMES {
@@ -588,7 +599,9 @@ fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec
     const TASKS: c_int = 1;
     let mut out = Vec::new();
     let mut bad = None;
-    // SAFETY: raw reads and the key strings only; `out` lives outside the closure.
+    // SAFETY: raw reads, and pushes of the key strings (which can raise for memory): the
+    // closure owns nothing with a destructor (`out` and `bad` live out here; the status
+    // names are bare pointers into strings kept on the stack).
     unsafe {
         crate::lua::raw::exec::<()>(lua, tasks, |l| {
             ffi::luaL_checkstack(l, 12, std::ptr::null());
@@ -654,6 +667,11 @@ struct Keys {
 }
 
 /// The task table on top of the stack as an entry (the stack is left as it was).
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 unsafe fn read_entry(
     l: L,
     keys: &Keys,
@@ -714,7 +732,8 @@ fn pick(
     const TASKS: c_int = 1;
     const CONSTS: c_int = 2;
     let ctx = Ctx::get(lua)?;
-    // SAFETY: raw reads of the caller's array and two new tables.
+    // SAFETY: raw reads of the caller's array and two new tables; the closure owns nothing
+    // with a destructor, so a raising allocation skips none.
     unsafe {
         crate::lua::raw::exec(lua, (tasks, &ctx.consts), |l| {
             ffi::luaL_checkstack(l, 16, std::ptr::null());
@@ -757,7 +776,7 @@ fn layout(
                 .iter()
                 .map(|&i| &list.state().tasks[i])
                 .collect();
-            // SAFETY: as in `rows_of_list`.
+            // SAFETY: as in `to_lua::state_with`: pushes borrowed tasks, owns nothing.
             let visible: Table = unsafe {
                 crate::lua::raw::exec(lua, array_mt(lua)?, |l| {
                     ffi::luaL_checkstack(l, 4, std::ptr::null());

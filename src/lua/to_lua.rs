@@ -95,15 +95,27 @@ impl Drop for Shared {
 /// Stack slot of the array metatable inside the raw closures below (first argument).
 const ARRAY_MT: c_int = 1;
 
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn push_str(l: L, s: &str) {
     ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
 }
 
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn set_str(l: L, key: &CStr, s: &str) {
     push_str(l, s);
     ffi::lua_setfield(l, -2, key.as_ptr());
 }
 
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn set_int(l: L, key: &CStr, n: i64) {
     ffi::lua_pushinteger(l, n as ffi::lua_Integer);
     ffi::lua_setfield(l, -2, key.as_ptr());
@@ -111,6 +123,11 @@ pub(super) unsafe fn set_int(l: L, key: &CStr, n: i64) {
 
 /// An array table of `n` items; empty ones get the array metatable so a host's JSON
 /// encoder writes `[]`.
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn new_array(l: L, n: usize) {
     ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
     if n == 0 {
@@ -119,6 +136,10 @@ pub(super) unsafe fn new_array(l: L, n: usize) {
     }
 }
 
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn push_ids(l: L, ids: &[i64]) {
     new_array(l, ids.len());
     for (i, id) in ids.iter().enumerate() {
@@ -129,6 +150,11 @@ pub(super) unsafe fn push_ids(l: L, ids: &[i64]) {
 
 /// A JSON value; `null` becomes the null light userdata (`core.null`, `cjson.null`).
 /// Depth is bounded by how the value was made (JSON: 128, Lua: 64).
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn push_value(l: L, v: &Value) {
     ffi::luaL_checkstack(l, 4, std::ptr::null());
     match v {
@@ -167,6 +193,10 @@ fn known_fields(t: &Task) -> c_int {
         + t.metadata.is_some() as c_int
 }
 
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn push_task(l: L, t: &Task) {
     ffi::lua_createtable(l, 0, known_fields(t));
     set_int(l, c"id", t.id);
@@ -189,6 +219,11 @@ pub(super) unsafe fn push_task(l: L, t: &Task) {
 }
 
 /// `metadata` and any fields the task model does not know, on the task table on top.
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 unsafe fn set_metadata_and_extra(l: L, t: &Task) {
     if let Some(m) = &t.metadata {
         ffi::lua_createtable(l, 0, m.len().min(c_int::MAX as usize) as c_int);
@@ -221,6 +256,10 @@ struct Names(
 );
 
 impl Names {
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn push(l: L, consts: c_int) -> Names {
         if ffi::lua_type(l, consts) != ffi::LUA_TTABLE || ffi::lua_checkstack(l, 16) == 0 {
             return Names(None, None);
@@ -239,12 +278,21 @@ fn status_slot(base: c_int, s: crate::task::Status) -> c_int {
 }
 
 /// Field `k` of the table at -2 (relative to the value pushed by `push`) set raw.
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 unsafe fn set_named(l: L, base: c_int, k: Const, push: impl FnOnce()) {
     ffi::lua_pushvalue(l, base + (k as c_int - Const::Id as c_int));
     push();
     ffi::lua_rawset(l, -3);
 }
 
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 unsafe fn push_task_named(l: L, base: c_int, t: &Task) {
     ffi::lua_createtable(l, 0, known_fields(t));
     set_named(l, base, Const::Id, || {
@@ -401,6 +449,11 @@ mod built {
     }
 
     /// Task `t`'s slots from `at + 1`.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn fill(l: L, buf: c_int, at: ffi::lua_Integer, t: &Task, base: c_int) {
         let set = |k: ffi::lua_Integer| ffi::lua_rawseti(l, buf, (at + k) as _);
         if !plain(t) {
@@ -442,6 +495,10 @@ mod built {
         }
     }
 
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn push_opt_str(l: L, s: Option<&str>) {
         match s {
             Some(s) => push_str(l, s),
@@ -501,6 +558,11 @@ fn consts(lua: &Lua) -> LuaValue {
 }
 
 /// Leave only the value on top of the stack as the closure's result.
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 pub(super) unsafe fn keep_top(l: L) {
     ffi::lua_insert(l, 1);
     ffi::lua_settop(l, 1);
