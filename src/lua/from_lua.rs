@@ -185,23 +185,31 @@ pub(super) mod raw {
 
     fn positions(lua: &Lua, entries: &Table) -> mlua::Result<Positions> {
         let mut keys = Vec::new();
-        let mut border = 0;
+        let (mut border, mut count) = (0, 0);
         // SAFETY: raw reads only (`lua_next` over keys it handed out, no allocation in
-        // Lua); `keys` lives out here.
+        // Lua); `keys` lives out here. The keys are collected only for a table that is
+        // not a sequence (a second pass), so the usual case allocates nothing.
         unsafe {
             crate::lua::raw::exec::<()>(lua, entries, |l| {
                 border = ffi::lua_rawlen(l, 1);
-                ffi::lua_pushnil(l);
-                while ffi::lua_next(l, 1) != 0 {
-                    if let Some(i) = index(l, -2, border) {
-                        keys.push(i);
+                for pass in 0..2 {
+                    ffi::lua_pushnil(l);
+                    while ffi::lua_next(l, 1) != 0 {
+                        match (pass, index(l, -2, border)) {
+                            (0, Some(_)) => count += 1,
+                            (_, Some(i)) => keys.push(i),
+                            _ => {}
+                        }
+                        ffi::lua_settop(l, -2);
                     }
-                    ffi::lua_settop(l, -2);
+                    if count == border {
+                        break;
+                    }
                 }
                 ffi::lua_settop(l, 0);
             })?;
         }
-        if keys.len() == border {
+        if count == border {
             return Ok(Positions::Sequence(border));
         }
         keys.sort_unstable();
