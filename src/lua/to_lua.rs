@@ -509,45 +509,13 @@ mod built {
 
 /// The Lua side of `built` (LuaJIT only; compiled by the JIT).
 #[cfg(feature = "luajit")]
-const TASK_BUILDER: &str = r#"
-return function(buf, n, out)
-  for i = 1, n do
-    local b = (i - 1) * 8
-    local kind = buf[b + 1]
-    if kind == 0 then
-      out[i] = { id = buf[b + 2], subject = buf[b + 3], status = buf[b + 4] }
-    elseif kind == 1 then
-      out[i] = { id = buf[b + 2], subject = buf[b + 3], status = buf[b + 4], activeForm = buf[b + 6] }
-    elseif kind == 2 then
-      local ids = buf[b + 8]
-      if ids then
-        local copy = {}
-        for k = 1, #ids do
-          copy[k] = ids[k]
-        end
-        ids = copy
-      end
-      out[i] = {
-        id = buf[b + 2],
-        subject = buf[b + 3],
-        status = buf[b + 4],
-        description = buf[b + 5],
-        activeForm = buf[b + 6],
-        owner = buf[b + 7],
-        blockedBy = ids,
-      }
-    else
-      out[i] = buf[b + 2]
-    end
-  end
-end
-"#;
+const TASK_BUILDER: &str = include_str!("../../lua/rpiv_todo/native/task_builder.lua");
 
 /// `TASK_BUILDER`, loaded.
 #[cfg(feature = "luajit")]
 pub(super) fn task_builder(lua: &Lua) -> mlua::Result<mlua::Function> {
     lua.load(TASK_BUILDER)
-        .set_name("=rpiv_todo.core.tasks")
+        .set_name("@lua/rpiv_todo/native/task_builder.lua")
         .eval()
 }
 
