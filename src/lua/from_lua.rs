@@ -397,11 +397,7 @@ pub(super) mod raw {
         ) else {
             return false;
         };
-        let next_id = if next_id <= largest || next_id < 1 {
-            largest + 1
-        } else {
-            next_id
-        };
+        let next_id = crate::task::repaired_next_id(next_id, largest);
         ffi::lua_setfield(l, -2, c"tasks".as_ptr());
         ffi::lua_pushinteger(l, next_id as _);
         ffi::lua_setfield(l, -2, c"nextId".as_ptr());
