@@ -22,6 +22,7 @@ use serde_json::{Map, Number, Value};
 use super::Ctx;
 use crate::error::{Error, Result};
 use crate::params::MAX_SAFE_INTEGER;
+#[cfg(test)]
 use crate::task::{State, Task};
 
 /// How deep a conversion may go before it stops: as deep as `serde_json` parses JSON text,
@@ -538,56 +539,6 @@ pub(super) mod raw {
         true
     }
 
-    /// A snapshot a host hands over as tables (`{ tasks, nextId }`), read straight into a
-    /// `State` when it has the plain shape `snapshot` takes; `None` otherwise (the caller
-    /// converts it the general way, which also names any fault).
-    pub fn state(lua: &Lua, ctx: &Ctx, v: &Table) -> Option<State> {
-        let mut out = None;
-        // SAFETY: as in `read`.
-        let done: mlua::Result<()> = unsafe {
-            crate::lua::raw::exec(lua, (&ctx.consts, v), |l| {
-                out = state_table(l);
-                ffi::lua_settop(l, 0);
-            })
-        };
-        done.ok().and(out)
-    }
-
-    /// # Safety
-    ///
-    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-    /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn state_table(l: L) -> Option<State> {
-        let names = Names::new(l, CONSTS)?;
-        // Exactly `tasks` and `nextId` (or `tasks` alone).
-        ffi::lua_pushnil(l);
-        let mut keys = 0;
-        while ffi::lua_next(l, VALUE) != 0 {
-            keys += 1;
-            let ok = ffi::lua_type(l, -2) == ffi::LUA_TSTRING
-                && matches!(names.which(l, -2), Some(Const::Tasks | Const::NextId));
-            ffi::lua_settop(l, -2);
-            if !ok {
-                ffi::lua_settop(l, -2);
-                return None;
-            }
-        }
-        if ffi::lua_checkstack(l, 4) == 0 {
-            return None;
-        }
-        for k in [Const::Tasks, Const::NextId] {
-            ffi::lua_rawgeti(l, CONSTS, k as _);
-            ffi::lua_rawget(l, VALUE);
-        }
-        let top = ffi::lua_gettop(l);
-        let present = (ffi::lua_type(l, top - 1) != ffi::LUA_TNIL) as usize
-            + (ffi::lua_type(l, top) != ffi::LUA_TNIL) as usize;
-        if present != keys {
-            return None;
-        }
-        snapshot(l, &names, top - 1, top, 1)
-    }
-
     /// The data pointers of the interned task-field and status strings in `Ctx::consts`.
     /// Short strings are interned (all strings in LuaJIT and 5.1, up to 40 bytes in 5.4),
     /// so a string equals one of these exactly when it is the same object.
@@ -622,24 +573,16 @@ pub(super) mod raw {
             Some(Names(p))
         }
 
-        /// Which task field the string at `idx` names (or, for a state's top level,
-        /// `tasks` or `nextId`, compared by bytes).
+        /// Which task field the string at `idx` names (interned: compared by address).
         ///
         /// # Safety
         ///
         /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
         /// given naming a live slot of the kind its doc says (the rules in `raw`).
         unsafe fn which(&self, l: L, idx: c_int) -> Option<Const> {
-            let mut len = 0usize;
-            let p = ffi::lua_tolstring(l, idx, &mut len).cast::<u8>();
-            if let Some(i) = self.0[..8].iter().position(|&q| q == p) {
-                return Some(FIELDS[i]);
-            }
-            match std::slice::from_raw_parts(p, len) {
-                b"tasks" => Some(Const::Tasks),
-                b"nextId" => Some(Const::NextId),
-                _ => None,
-            }
+            let p = ffi::lua_tolstring(l, idx, std::ptr::null_mut()).cast::<u8>();
+            let i = self.0[..8].iter().position(|&q| q == p)?;
+            Some(FIELDS[i])
         }
 
         /// # Safety
@@ -656,50 +599,6 @@ pub(super) mod raw {
         }
     }
 
-    /// `tasks` (an array of task tables) and `nextId` (a number, or nil for "after the
-    /// largest id"), `tasks` at `depth` below the conversion root, read into a `State`
-    /// when every task has the plain shape: known fields only, no null, a non-empty
-    /// `blockedBy`. Gives what converting to JSON values and `json::state_from_value`
-    /// give, or `None`.
-    ///
-    /// # Safety
-    ///
-    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-    /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn snapshot(
-        l: L,
-        names: &Names,
-        tasks: c_int,
-        next: c_int,
-        depth: usize,
-    ) -> Option<State> {
-        if ffi::lua_type(l, tasks) != ffi::LUA_TTABLE || ffi::lua_checkstack(l, 8) == 0 {
-            return None;
-        }
-        // Keys counted before anything is sized: the length operator may report a border
-        // far past the keys that are there (issue 18, fault 1).
-        let n = id_array_len(l, tasks)?;
-        let mut out: Vec<Task> = Vec::with_capacity(n);
-        for i in 1..=n {
-            ffi::lua_rawgeti(l, tasks, i as _);
-            let top = ffi::lua_gettop(l);
-            let task = match ffi::lua_type(l, top) {
-                ffi::LUA_TTABLE => task(l, names, CONSTS, top, depth + 1),
-                _ => None,
-            };
-            ffi::lua_settop(l, top - 1);
-            out.push(task?);
-        }
-        let tasks = out;
-        let next_id = match ffi::lua_type(l, next) {
-            ffi::LUA_TNIL => tasks.iter().map(|t| t.id).max().unwrap_or(0) + 1,
-            ffi::LUA_TNUMBER => crate::params::id("nextId", &num(l, next)?).ok()?,
-            _ => return None,
-        };
-        // The list's rules (`State::validate`), as `json::state_from_value` applies them.
-        State { tasks, next_id }.validate().ok()
-    }
-
     /// The key at `idx` as an array index in `1..=n`.
     ///
     /// # Safety
@@ -712,93 +611,6 @@ pub(super) mod raw {
         }
         let k = ffi::lua_tonumber(l, idx);
         (k.fract() == 0.0 && k >= 1.0 && k <= n as f64).then_some(k as usize)
-    }
-
-    /// A UTF-8 string, copied.
-    ///
-    /// # Safety
-    ///
-    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-    /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn text(l: L, idx: c_int) -> Option<String> {
-        if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
-            return None;
-        }
-        let s = str(l, idx)?;
-        Some(s.to_owned())
-    }
-
-    /// One task table at `depth` below the conversion root, of the plain shape: the
-    /// task's own fields only, none null, `blockedBy` non-empty.
-    ///
-    /// # Safety
-    ///
-    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-    /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn task(l: L, names: &Names, consts: c_int, idx: c_int, depth: usize) -> Option<Task> {
-        let (mut id, mut subject, mut status) = (None, None, None);
-        let mut t = Task::new(0, String::new());
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, idx) != 0 {
-            let top = ffi::lua_gettop(l);
-            let field = match ffi::lua_type(l, top - 1) {
-                ffi::LUA_TSTRING => names.which(l, top - 1),
-                _ => None,
-            };
-            let ok = match field {
-                Some(Const::Id) => num(l, top)
-                    .and_then(|v| crate::params::id("id", &v).ok())
-                    .map(|i| id = Some(i)),
-                Some(Const::Subject) => text(l, top).map(|s| subject = Some(s)),
-                Some(Const::Status) => names.status(l, top).map(|s| status = Some(s)),
-                Some(Const::Description) => text(l, top).map(|s| t.description = Some(s)),
-                Some(Const::ActiveForm) => text(l, top).map(|s| t.active_form = Some(s)),
-                Some(Const::Owner) => text(l, top).map(|s| t.owner = Some(s)),
-                Some(Const::BlockedBy) => ids(l, top).map(|v| t.blocked_by = Some(v)),
-                Some(Const::Metadata) if ffi::lua_type(l, top) == ffi::LUA_TTABLE => {
-                    match value(l, consts, top, depth + 1, Empty::Object, false) {
-                        Some(v) if crate::params::check_nesting("metadata", &v).is_ok() => {
-                            match v {
-                                Value::Object(m) => {
-                                    t.metadata = Some(m);
-                                    Some(())
-                                }
-                                _ => None,
-                            }
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            ffi::lua_settop(l, top - 1);
-            if ok.is_none() {
-                ffi::lua_settop(l, top - 2);
-                return None;
-            }
-        }
-        t.id = id?;
-        t.subject = subject?;
-        t.status = status?;
-        Some(t)
-    }
-
-    /// A non-empty array of ids (keys exactly `1..n`).
-    ///
-    /// # Safety
-    ///
-    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-    /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn ids(l: L, idx: c_int) -> Option<Vec<crate::task::Id>> {
-        let n = id_array_len(l, idx)?;
-        let mut out = Vec::with_capacity(n);
-        for i in 1..=n {
-            ffi::lua_rawgeti(l, idx, i as _);
-            let id = num(l, -1).and_then(|v| crate::params::id("blockedBy", &v).ok());
-            ffi::lua_settop(l, -2);
-            out.push(id?);
-        }
-        Some(out)
     }
 
     /// The value at absolute stack index `idx`; `consts` is the constants table's slot.
@@ -1286,12 +1098,11 @@ mod tests {
     /// JSON values, for a host's state table and for a replayed entry.
     fn snapshots_agree(lua: &Lua, ctx: &Ctx, state: &Value) -> bool {
         let table = to_lua(lua, ctx, state);
-        let LuaValue::Table(t) = &table else {
-            panic!("not a table")
-        };
         let general = safe::value(ctx, &table, "state", 0, Empty::Object)
             .and_then(|v| crate::json::state_from_value(&v));
-        let fast = raw::state(lua, ctx, t);
+        // The raw reader, as `core.list(table)` reads a state (through JSON values).
+        let fast = agree(lua, ctx, &table, Empty::Object, false)
+            .and_then(|v| crate::json::state_from_value(&v).ok());
         if let Some(f) = &fast {
             assert_eq!(Ok(f), general.as_ref(), "state table {state}");
         }

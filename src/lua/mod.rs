@@ -128,10 +128,6 @@ fn state_arg(lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<Sta
                 "another userdata",
             )),
         },
-        LuaValue::Table(t) => match from_lua::raw::state(lua, ctx, t) {
-            Some(state) => return Ok(state),
-            None => from_lua::value(lua, ctx, v, "state", from_lua::Empty::Object),
-        },
         other => from_lua::value(lua, ctx, other, "state", from_lua::Empty::Object),
     };
     value
