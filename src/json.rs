@@ -61,39 +61,39 @@ pub fn write_result(
     params: &Value,
     state: &State,
 ) {
-    #[derive(serde::Serialize)]
-    struct Part<'a> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        text: &'a str,
-    }
-    #[derive(serde::Serialize)]
-    struct Details<'a> {
-        action: &'a Value,
-        params: &'a Value,
-        tasks: &'a [Task],
-        #[serde(rename = "nextId")]
-        next_id: i64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<&'a str>,
-    }
-    #[derive(serde::Serialize)]
-    struct Envelope<'a> {
-        content: [Part<'a>; 1],
-        details: Details<'a>,
-    }
-    let envelope = Envelope {
-        content: [Part { kind: "text", text }],
-        details: Details {
-            action: params.get("action").unwrap_or(&Value::Null),
-            params,
-            tasks: &state.tasks,
-            next_id: state.next_id,
-            error,
-        },
-    };
+    write_envelope(out, text, error, params, state.next_id, |out| {
+        // Writing plain data to a Vec cannot fail: no map has non-string keys.
+        let _ = serde_json::to_writer(out, &state.tasks);
+    });
+}
+
+/// The one place the result's envelope is written as text:
+/// `{"content":[{"type":"text","text":…}],"details":{"action","params","tasks","nextId","error"?}}`,
+/// with the tasks array written by `tasks` (fresh, or from `TaskJson`'s cache).
+fn write_envelope(
+    out: &mut Vec<u8>,
+    text: &str,
+    error: Option<&str>,
+    params: &Value,
+    next_id: i64,
+    tasks: impl FnOnce(&mut Vec<u8>),
+) {
     // Writing plain data to a Vec cannot fail: no map has non-string keys.
-    let _ = serde_json::to_writer(out, &envelope);
+    out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+    let _ = serde_json::to_writer(&mut *out, text);
+    out.extend_from_slice(br#"}],"details":{"action":"#);
+    let _ = serde_json::to_writer(&mut *out, params.get("action").unwrap_or(&Value::Null));
+    out.extend_from_slice(br#","params":"#);
+    let _ = serde_json::to_writer(&mut *out, params);
+    out.extend_from_slice(br#","tasks":"#);
+    tasks(out);
+    out.extend_from_slice(br#","nextId":"#);
+    let _ = serde_json::to_writer(&mut *out, &next_id);
+    if let Some(e) = error {
+        out.extend_from_slice(br#","error":"#);
+        let _ = serde_json::to_writer(&mut *out, e);
+    }
+    out.extend_from_slice(b"}}");
 }
 
 /// Each task's JSON text from the last result, reused while the task is unchanged: a call
@@ -145,22 +145,9 @@ impl TaskJson {
         params: &Value,
         state: &State,
     ) {
-        // The envelope `write_result` derives, written by hand around the cached tasks.
-        out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
-        let _ = serde_json::to_writer(&mut *out, text);
-        out.extend_from_slice(br#"}],"details":{"action":"#);
-        let _ = serde_json::to_writer(&mut *out, params.get("action").unwrap_or(&Value::Null));
-        out.extend_from_slice(br#","params":"#);
-        let _ = serde_json::to_writer(&mut *out, params);
-        out.extend_from_slice(br#","tasks":"#);
-        self.write_tasks(out, &state.tasks);
-        out.extend_from_slice(br#","nextId":"#);
-        let _ = serde_json::to_writer(&mut *out, &state.next_id);
-        if let Some(e) = error {
-            out.extend_from_slice(br#","error":"#);
-            let _ = serde_json::to_writer(&mut *out, e);
-        }
-        out.extend_from_slice(b"}}");
+        write_envelope(out, text, error, params, state.next_id, |out| {
+            self.write_tasks(out, &state.tasks)
+        });
     }
 }
 
@@ -172,6 +159,11 @@ fn identical(a: &Task, b: &Task) -> bool {
                 p.len() == q.len() && p.iter().zip(q).all(|(a, b)| same(a, b))
             }
             (Value::Object(p), Value::Object(q)) => same_maps(p, q),
+            // By bits: 0.0 == -0.0, yet they are written differently.
+            (Value::Number(p), Value::Number(q)) => match (p.is_f64(), q.is_f64()) {
+                (true, true) => p.as_f64().map(f64::to_bits) == q.as_f64().map(f64::to_bits),
+                _ => p == q,
+            },
             _ => x == y,
         }
     }
@@ -316,6 +308,50 @@ mod tests {
             "nextId": 3});
         let s = state_from_value(&v).unwrap();
         assert_eq!(serde_json::to_value(&s).unwrap(), v);
+    }
+
+    /// Issue 18, fault 5: the cache compared 0.0 and -0.0 as equal and kept writing 0.0.
+    #[test]
+    fn the_task_text_cache_tells_zero_from_negative_zero() {
+        let mut cache = TaskJson::default();
+        let mut state = state_from_value(&json!({"tasks": [{"id": 1, "subject": "s",
+            "status": "pending", "metadata": {"x": 0.0}, "later": [0.0]}], "nextId": 2}))
+        .unwrap();
+        let mut out = Vec::new();
+        cache.write_tasks(&mut out, &state.tasks);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"[{"id":1,"subject":"s","status":"pending","metadata":{"x":0.0},"later":[0.0]}]"#
+        );
+        let t = &mut state.tasks[0];
+        t.metadata.as_mut().unwrap()["x"] = json!(-0.0);
+        t.extra["later"] = json!([-0.0]);
+        let mut out = Vec::new();
+        cache.write_tasks(&mut out, &state.tasks);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"[{"id":1,"subject":"s","status":"pending","metadata":{"x":-0.0},"later":[-0.0]}]"#
+        );
+    }
+
+    /// The envelope is written in one place: fresh and cached tasks give the same bytes,
+    /// as hand-written here.
+    #[test]
+    fn the_envelope_is_the_same_text_with_fresh_or_cached_tasks() {
+        let state = state_from_value(&json!({"tasks": [{"id": 1, "subject": "a\"b",
+            "status": "pending", "metadata": {"k": -0.0}}], "nextId": 2}))
+        .unwrap();
+        let params = json!({"action": "list", "x": [1]});
+        let want = r#"{"content":[{"type":"text","text":"Error: t"}],"details":{"action":"list","params":{"action":"list","x":[1]},"tasks":[{"id":1,"subject":"a\"b","status":"pending","metadata":{"k":-0.0}}],"nextId":2,"error":"Error: t"}}"#;
+        let mut fresh = Vec::new();
+        write_result(&mut fresh, "Error: t", Some("Error: t"), &params, &state);
+        assert_eq!(String::from_utf8(fresh).unwrap(), want);
+        let mut cache = TaskJson::default();
+        for _ in 0..2 {
+            let mut cached = Vec::new();
+            cache.write_result(&mut cached, "Error: t", Some("Error: t"), &params, &state);
+            assert_eq!(String::from_utf8(cached).unwrap(), want);
+        }
     }
 
     #[test]

@@ -58,6 +58,41 @@ pub fn state_from_parts(tasks: Value, next_id: Value) -> Option<State> {
     state_from_value(&Value::Object(map)).ok()
 }
 
+/// The state an entry's JSON text carries when it is a todo tool result (see `rule`),
+/// reading only what the rule reads: the entry's kind, the message's role and tool name,
+/// and the snapshot's `tasks` and `nextId`. Everything else is skipped unparsed, so a
+/// rejected call's echoed arguments nested past any limit cannot make the entry fail
+/// (issue 18, fault 9: replay refused the whole entry, and after compaction lost the list).
+pub fn state_from_text(entry: &str) -> Option<State> {
+    use rule::*;
+    use serde_json::value::RawValue;
+    use std::collections::HashMap;
+    // Keys as JSON objects have them (the last of a repeated key wins, as in `Value`);
+    // the values left as text until they are needed.
+    type Fields<'a> = HashMap<String, &'a RawValue>;
+    fn fields(text: &str) -> Option<Fields<'_>> {
+        serde_json::from_str(text).ok()
+    }
+    fn text(v: Option<&&RawValue>) -> Option<String> {
+        serde_json::from_str(v?.get()).ok()
+    }
+    let entry = fields(entry)?;
+    if text(entry.get(TYPE))? != MESSAGE {
+        return None;
+    }
+    let message = fields(entry.get(MESSAGE)?.get())?;
+    if text(message.get(ROLE))? != TOOL_RESULT || text(message.get(TOOL_NAME))? != TODO {
+        return None;
+    }
+    let details = fields(message.get(DETAILS)?.get())?;
+    let tasks: Value = serde_json::from_str(details.get(TASKS)?.get()).ok()?;
+    let next_id: Value = serde_json::from_str(details.get(NEXT_ID)?.get()).ok()?;
+    if !tasks.is_array() || !next_id.is_number() {
+        return None;
+    }
+    state_from_parts(tasks, next_id)
+}
+
 /// The list as of the last snapshot among `entries` (newest last); the empty list when
 /// there is none. A snapshot whose tasks do not fit the task model is skipped like any
 /// other malformed entry.
@@ -93,6 +128,55 @@ mod tests {
         let s = replay(entries.iter().rev());
         assert_eq!(s.next_id, 7);
         assert!(s.tasks.is_empty());
+    }
+
+    /// Issue 18, fault 9: a rejected call echoes its arguments; nested past the parser's
+    /// limit they made the whole entry unreadable, and its list was lost.
+    #[test]
+    fn an_entry_is_read_for_its_snapshot_alone() {
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        let text = format!(
+            r#"{{"type":"message","message":{{"role":"toolResult","toolName":"todo","content":[],
+            "details":{{"action":"update","params":{{"metadata":{deep}}},"error":"Error: x",
+            "tasks":[{{"id":1,"subject":"kept","status":"pending"}}],"nextId":2}}}},"extra":{deep}}}"#
+        );
+        assert!(
+            serde_json::from_str::<Value>(&text).is_err(),
+            "too deep for a Value"
+        );
+        let s = state_from_text(&text).expect("the snapshot is read");
+        assert_eq!(s.next_id, 2);
+        assert_eq!(s.tasks[0].subject, "kept");
+        // The rule, as the Value reader applies it.
+        for (text, want) in [
+            (
+                r#"{"type":"message","message":{"role":"toolResult","toolName":"todo","details":{"tasks":[],"nextId":7}}}"#,
+                Some(7),
+            ),
+            (
+                r#"{"type":"message","message":{"role":"toolResult","toolName":"todo","details":{"tasks":{},"nextId":7}}}"#,
+                None,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"toolResult","toolName":"Todo","details":{"tasks":[],"nextId":7}}}"#,
+                None,
+            ),
+            (
+                r#"{"type":"messages","message":{"role":"toolResult","toolName":"todo","details":{"tasks":[],"nextId":7}}}"#,
+                None,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"toolResult","toolName":"todo","details":{"tasks":[],"nextId":"7"}}}"#,
+                None,
+            ),
+            (r#"{"type":1,"message":{}}"#, None),
+            (r#"[1]"#, None),
+        ] {
+            assert_eq!(state_from_text(text).map(|s| s.next_id), want, "{text}");
+            let v: Value = serde_json::from_str(text).unwrap();
+            let by_value = snapshot(&v).and_then(|d| state_from_value(d).ok());
+            assert_eq!(by_value.map(|s| s.next_id), want, "{text} as a Value");
+        }
     }
 
     #[test]

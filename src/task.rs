@@ -160,9 +160,7 @@ impl State {
     pub fn validate(mut self) -> crate::error::Result<State> {
         let tasks = &self.tasks;
         let largest = check_links(tasks.len(), |i| tasks[i].id, |i| tasks[i].blocked_by())?;
-        if self.next_id <= largest || self.next_id < 1 {
-            self.next_id = largest + 1;
-        }
+        self.next_id = repaired_next_id(self.next_id, largest);
         Ok(self)
     }
 
@@ -179,6 +177,17 @@ impl State {
             map
         });
         Index { state: self, map }
+    }
+}
+
+/// `nextId` as a snapshot must have it: past the largest id (`largest`, 0 for none) and
+/// at least 1; a smaller one is repaired to `largest + 1` ([`State::validate`] and the
+/// boundary's table-to-table copy both use this).
+pub fn repaired_next_id(next_id: Id, largest: Id) -> Id {
+    if next_id <= largest || next_id < 1 {
+        largest + 1
+    } else {
+        next_id
     }
 }
 

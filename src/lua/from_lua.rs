@@ -22,6 +22,7 @@ use serde_json::{Map, Number, Value};
 use super::Ctx;
 use crate::error::{Error, Result};
 use crate::params::MAX_SAFE_INTEGER;
+#[cfg(test)]
 use crate::task::{State, Task};
 
 /// How deep a conversion may go before it stops: as deep as `serde_json` parses JSON text,
@@ -103,7 +104,7 @@ pub(super) mod raw {
         // SAFETY: the closure only reads (no Lua allocation, so no Lua error and no
         // collector step can interrupt it) and leaves the stack balanced.
         let done: mlua::Result<()> = unsafe {
-            lua.exec_raw((&ctx.consts, v), |l| {
+            crate::lua::raw::exec(lua, (&ctx.consts, v), |l| {
                 out = value(l, CONSTS, VALUE, 0, empty, top);
                 ffi::lua_settop(l, 0);
             })
@@ -115,8 +116,9 @@ pub(super) mod raw {
     /// result (`crate::replay::rule`) whose `tasks` and `nextId` make a valid state wins;
     /// only those two are read. The result is a fresh state table (`snapshot_table`).
     pub fn replay(lua: &Lua, ctx: &Ctx, entries: &Table) -> mlua::Result<Option<Table>> {
-        let mut from = entries.raw_len();
-        while let Some((i, tasks, next)) = find(lua, ctx, entries, from)? {
+        let positions = positions(lua, entries)?;
+        let mut from = positions.last();
+        while let Some((i, tasks, next)) = find(lua, ctx, entries, &positions, from)? {
             if let Some(t) = snapshot_table(lua, ctx, &tasks, &next)? {
                 return Ok(Some(t));
             }
@@ -131,13 +133,14 @@ pub(super) mod raw {
         lua: &Lua,
         ctx: &Ctx,
         entries: &Table,
+        positions: &Positions,
         from: usize,
     ) -> mlua::Result<Option<(usize, LuaValue, LuaValue)>> {
         let mut at = 0;
         // SAFETY: as in `read`; the closure leaves `tasks` and `nextId` (or two nils).
         let (tasks, next): (LuaValue, LuaValue) = unsafe {
-            lua.exec_raw((&ctx.consts, entries), |l| {
-                at = walk(l, from);
+            crate::lua::raw::exec(lua, (&ctx.consts, entries), |l| {
+                at = walk(l, positions.down_from(from));
                 if at == 0 {
                     ffi::lua_settop(l, 0);
                     ffi::lua_pushnil(l);
@@ -152,9 +155,76 @@ pub(super) mod raw {
         Ok((at > 0).then_some((at, tasks, next)))
     }
 
+    /// The positions of an entries table that hold something, newest last: `1..=n` for a
+    /// sequence, else its integer keys in `1..=border`, sorted. Counted, never taken from
+    /// the length alone: a table with keys at powers of two has a border of 2^40 and a few
+    /// dozen entries (issue 18, fault 1).
+    pub enum Positions {
+        Sequence(usize),
+        Sparse(Vec<usize>),
+    }
+
+    impl Positions {
+        /// The newest position, 0 for none.
+        fn last(&self) -> usize {
+            match self {
+                Positions::Sequence(n) => *n,
+                Positions::Sparse(keys) => keys.last().copied().unwrap_or(0),
+            }
+        }
+
+        /// Positions at or before `from`, newest first.
+        fn down_from(&self, from: usize) -> Box<dyn Iterator<Item = usize> + '_> {
+            match self {
+                Positions::Sequence(n) => Box::new((1..=from.min(*n)).rev()),
+                Positions::Sparse(keys) => {
+                    Box::new(keys.iter().rev().copied().filter(move |&i| i <= from))
+                }
+            }
+        }
+    }
+
+    fn positions(lua: &Lua, entries: &Table) -> mlua::Result<Positions> {
+        let mut keys = Vec::new();
+        let (mut border, mut count) = (0, 0);
+        // SAFETY: raw reads only (`lua_next` over keys it handed out, no allocation in
+        // Lua); `keys` lives out here. The keys are collected only for a table that is
+        // not a sequence (a second pass), so the usual case allocates nothing.
+        unsafe {
+            crate::lua::raw::exec::<()>(lua, entries, |l| {
+                border = ffi::lua_rawlen(l, 1);
+                for pass in 0..2 {
+                    ffi::lua_pushnil(l);
+                    while ffi::lua_next(l, 1) != 0 {
+                        match (pass, index(l, -2, border)) {
+                            (0, Some(_)) => count += 1,
+                            (_, Some(i)) => keys.push(i),
+                            _ => {}
+                        }
+                        ffi::lua_settop(l, -2);
+                    }
+                    if count == border {
+                        break;
+                    }
+                }
+                ffi::lua_settop(l, 0);
+            })?;
+        }
+        if count == border {
+            return Ok(Positions::Sequence(border));
+        }
+        keys.sort_unstable();
+        Ok(Positions::Sparse(keys))
+    }
+
     /// Leaves `tasks` and `nextId` on top of the stack and returns the entry's position;
-    /// 0 when no entry at or before `from` is a todo result.
-    unsafe fn walk(l: L, from: usize) -> usize {
+    /// 0 when no entry among `candidates` (newest first) is a todo result.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
+    unsafe fn walk(l: L, candidates: impl Iterator<Item = usize>) -> usize {
         if ffi::lua_checkstack(l, 24) == 0 {
             return 0;
         }
@@ -180,7 +250,7 @@ pub(super) mod raw {
         };
         let work = ffi::lua_gettop(l);
         let (e, m, d, tasks, next) = (work + 1, work + 2, work + 3, work + 4, work + 5);
-        for i in (1..=from.min(ffi::lua_rawlen(l, VALUE))).rev() {
+        for i in candidates {
             ffi::lua_settop(l, work);
             ffi::lua_rawgeti(l, VALUE, i as _);
             let todo = ffi::lua_type(l, e) == ffi::LUA_TTABLE
@@ -225,11 +295,11 @@ pub(super) mod raw {
         let mut plain = false;
         let mut links = Links::default();
         // SAFETY: the closure reads the entry and builds new tables; it leaves exactly the
-        // result (or nil). It owns nothing with a destructor but, briefly, a metadata value
-        // while pushing it (a Lua error there would leak it, nothing worse); `links` is
-        // owned out here.
+        // result (or nil). What it owns lives in `links`, out here, including the metadata
+        // value while it is pushed, so a push that raises (a `longjmp` on PUC Lua) skips no
+        // destructor.
         let t: LuaValue = unsafe {
-            lua.exec_raw((&ctx.array_mt, &ctx.consts, tasks, next), |l| {
+            crate::lua::raw::exec(lua, (&ctx.array_mt, &ctx.consts, tasks, next), |l| {
                 plain = copy(l, &mut links);
                 if plain {
                     ffi::lua_insert(l, 1);
@@ -264,12 +334,19 @@ pub(super) mod raw {
         /// Per task: where its `blockedBy` ids start in `edges`, and how many.
         deps: Vec<(usize, usize)>,
         edges: Vec<crate::task::Id>,
+        /// The metadata being copied (see `copy_task`).
+        metadata: Option<Value>,
     }
 
     /// `{ tasks = { copies }, nextId = n }` on top of the stack when every task at
     /// `COPY_TASKS` has the plain shape and together they keep the list's rules
     /// (`State::validate`, `nextId` repaired as it repairs it); false (stack left as it
     /// is) otherwise.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn copy(l: L, links: &mut Links) -> bool {
         let Some(names) = Names::new(l, COPY_CONSTS) else {
             return false;
@@ -311,7 +388,9 @@ pub(super) mod raw {
             ffi::lua_rawseti(l, dst_tasks, i as _);
             ffi::lua_settop(l, dst_tasks);
         }
-        let Links { ids, deps, edges } = &*links;
+        let Links {
+            ids, deps, edges, ..
+        } = &*links;
         let Ok(largest) = crate::task::check_links(
             ids.len(),
             |i| ids[i],
@@ -319,11 +398,7 @@ pub(super) mod raw {
         ) else {
             return false;
         };
-        let next_id = if next_id <= largest || next_id < 1 {
-            largest + 1
-        } else {
-            next_id
-        };
+        let next_id = crate::task::repaired_next_id(next_id, largest);
         ffi::lua_setfield(l, -2, c"tasks".as_ptr());
         ffi::lua_pushinteger(l, next_id as _);
         ffi::lua_setfield(l, -2, c"nextId".as_ptr());
@@ -331,6 +406,11 @@ pub(super) mod raw {
     }
 
     /// Check the task table at `src` (the plain shape of `task`) and leave its copy on top.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn copy_task(l: L, names: &Names, src: c_int, links: &mut Links) -> bool {
         let dst = src + 1;
         let start = links.edges.len();
@@ -374,14 +454,18 @@ pub(super) mod raw {
                 },
                 Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges),
                 Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
-                    match value(l, COPY_CONSTS, val, 2, Empty::Object, false) {
-                        Some(v @ Value::Object(_))
-                            if crate::params::check_nesting("metadata", &v).is_ok() =>
-                        {
-                            super::super::to_lua::push_value(l, &v);
+                    // Kept in `links` while it is pushed: a push that raises (out of
+                    // memory) must leave nothing owned in this frame (issue 18, fault 3).
+                    links.metadata =
+                        value(l, COPY_CONSTS, val, 2, Empty::Object, false).filter(|v| {
+                            v.is_object() && crate::params::check_nesting("metadata", v).is_ok()
+                        });
+                    match &links.metadata {
+                        Some(v) => {
+                            super::super::to_lua::push_value(l, v);
                             true
                         }
-                        _ => false,
+                        None => false,
                     }
                 }
                 _ => false,
@@ -402,6 +486,11 @@ pub(super) mod raw {
 
     /// The length of the table at `idx` when it is a non-empty array: its keys exactly
     /// `1..n` (what `copy_ids` and `ids` accept before reading the ids themselves).
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
         if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
             return None;
@@ -426,6 +515,11 @@ pub(super) mod raw {
 
     /// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids),
     /// adding the ids to `edges`.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn copy_ids(l: L, idx: c_int, edges: &mut Vec<crate::task::Id>) -> bool {
         let Some(n) = id_array_len(l, idx) else {
             return false;
@@ -445,52 +539,6 @@ pub(super) mod raw {
         true
     }
 
-    /// A snapshot a host hands over as tables (`{ tasks, nextId }`), read straight into a
-    /// `State` when it has the plain shape `snapshot` takes; `None` otherwise (the caller
-    /// converts it the general way, which also names any fault).
-    pub fn state(lua: &Lua, ctx: &Ctx, v: &Table) -> Option<State> {
-        let mut out = None;
-        // SAFETY: as in `read`.
-        let done: mlua::Result<()> = unsafe {
-            lua.exec_raw((&ctx.consts, v), |l| {
-                out = state_table(l);
-                ffi::lua_settop(l, 0);
-            })
-        };
-        done.ok().and(out)
-    }
-
-    unsafe fn state_table(l: L) -> Option<State> {
-        let names = Names::new(l, CONSTS)?;
-        // Exactly `tasks` and `nextId` (or `tasks` alone).
-        ffi::lua_pushnil(l);
-        let mut keys = 0;
-        while ffi::lua_next(l, VALUE) != 0 {
-            keys += 1;
-            let ok = ffi::lua_type(l, -2) == ffi::LUA_TSTRING
-                && matches!(names.which(l, -2), Some(Const::Tasks | Const::NextId));
-            ffi::lua_settop(l, -2);
-            if !ok {
-                ffi::lua_settop(l, -2);
-                return None;
-            }
-        }
-        if ffi::lua_checkstack(l, 4) == 0 {
-            return None;
-        }
-        for k in [Const::Tasks, Const::NextId] {
-            ffi::lua_rawgeti(l, CONSTS, k as _);
-            ffi::lua_rawget(l, VALUE);
-        }
-        let top = ffi::lua_gettop(l);
-        let present = (ffi::lua_type(l, top - 1) != ffi::LUA_TNIL) as usize
-            + (ffi::lua_type(l, top) != ffi::LUA_TNIL) as usize;
-        if present != keys {
-            return None;
-        }
-        snapshot(l, &names, top - 1, top, 1)
-    }
-
     /// The data pointers of the interned task-field and status strings in `Ctx::consts`.
     /// Short strings are interned (all strings in LuaJIT and 5.1, up to 40 bytes in 5.4),
     /// so a string equals one of these exactly when it is the same object.
@@ -508,6 +556,10 @@ pub(super) mod raw {
     ];
 
     impl Names {
+        /// # Safety
+        ///
+        /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+        /// given naming a live slot of the kind its doc says (the rules in `raw`).
         unsafe fn new(l: L, consts: c_int) -> Option<Names> {
             if ffi::lua_checkstack(l, 2) == 0 {
                 return None;
@@ -521,21 +573,22 @@ pub(super) mod raw {
             Some(Names(p))
         }
 
-        /// Which task field the string at `idx` names (or, for a state's top level,
-        /// `tasks` or `nextId`, compared by bytes).
+        /// Which task field the string at `idx` names (interned: compared by address).
+        ///
+        /// # Safety
+        ///
+        /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+        /// given naming a live slot of the kind its doc says (the rules in `raw`).
         unsafe fn which(&self, l: L, idx: c_int) -> Option<Const> {
-            let mut len = 0usize;
-            let p = ffi::lua_tolstring(l, idx, &mut len).cast::<u8>();
-            if let Some(i) = self.0[..8].iter().position(|&q| q == p) {
-                return Some(FIELDS[i]);
-            }
-            match std::slice::from_raw_parts(p, len) {
-                b"tasks" => Some(Const::Tasks),
-                b"nextId" => Some(Const::NextId),
-                _ => None,
-            }
+            let p = ffi::lua_tolstring(l, idx, std::ptr::null_mut()).cast::<u8>();
+            let i = self.0[..8].iter().position(|&q| q == p)?;
+            Some(FIELDS[i])
         }
 
+        /// # Safety
+        ///
+        /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+        /// given naming a live slot of the kind its doc says (the rules in `raw`).
         unsafe fn status(&self, l: L, idx: c_int) -> Option<crate::task::Status> {
             if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
                 return None;
@@ -546,62 +599,12 @@ pub(super) mod raw {
         }
     }
 
-    /// `tasks` (an array of task tables) and `nextId` (a number, or nil for "after the
-    /// largest id"), `tasks` at `depth` below the conversion root, read into a `State`
-    /// when every task has the plain shape: known fields only, no null, a non-empty
-    /// `blockedBy`. Gives what converting to JSON values and `json::state_from_value`
-    /// give, or `None`.
-    unsafe fn snapshot(
-        l: L,
-        names: &Names,
-        tasks: c_int,
-        next: c_int,
-        depth: usize,
-    ) -> Option<State> {
-        if ffi::lua_type(l, tasks) != ffi::LUA_TTABLE || ffi::lua_checkstack(l, 8) == 0 {
-            return None;
-        }
-        let n = ffi::lua_rawlen(l, tasks);
-        if n == 0 {
-            return None;
-        }
-        let mut slots: Vec<Option<Task>> = Vec::with_capacity(n);
-        slots.resize_with(n, || None);
-        let mut count = 0;
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, tasks) != 0 {
-            let top = ffi::lua_gettop(l);
-            count += 1;
-            let at = index(l, top - 1, n);
-            let task = match at {
-                Some(_) if count <= n && ffi::lua_type(l, top) == ffi::LUA_TTABLE => {
-                    task(l, names, CONSTS, top, depth + 1)
-                }
-                _ => None,
-            };
-            ffi::lua_settop(l, top - 1);
-            match (at, task) {
-                (Some(i), Some(t)) => slots[i - 1] = Some(t),
-                _ => {
-                    ffi::lua_settop(l, top - 2);
-                    return None;
-                }
-            }
-        }
-        if count != n {
-            return None;
-        }
-        let tasks: Vec<Task> = slots.into_iter().collect::<Option<_>>()?;
-        let next_id = match ffi::lua_type(l, next) {
-            ffi::LUA_TNIL => tasks.iter().map(|t| t.id).max().unwrap_or(0) + 1,
-            ffi::LUA_TNUMBER => crate::params::id("nextId", &num(l, next)?).ok()?,
-            _ => return None,
-        };
-        // The list's rules (`State::validate`), as `json::state_from_value` applies them.
-        State { tasks, next_id }.validate().ok()
-    }
-
     /// The key at `idx` as an array index in `1..=n`.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn index(l: L, idx: c_int, n: usize) -> Option<usize> {
         if ffi::lua_type(l, idx) != ffi::LUA_TNUMBER {
             return None;
@@ -610,79 +613,12 @@ pub(super) mod raw {
         (k.fract() == 0.0 && k >= 1.0 && k <= n as f64).then_some(k as usize)
     }
 
-    /// A UTF-8 string, copied.
-    unsafe fn text(l: L, idx: c_int) -> Option<String> {
-        if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
-            return None;
-        }
-        let s = str(l, idx)?;
-        Some(s.to_owned())
-    }
-
-    /// One task table at `depth` below the conversion root, of the plain shape: the
-    /// task's own fields only, none null, `blockedBy` non-empty.
-    unsafe fn task(l: L, names: &Names, consts: c_int, idx: c_int, depth: usize) -> Option<Task> {
-        let (mut id, mut subject, mut status) = (None, None, None);
-        let mut t = Task::new(0, String::new());
-        ffi::lua_pushnil(l);
-        while ffi::lua_next(l, idx) != 0 {
-            let top = ffi::lua_gettop(l);
-            let field = match ffi::lua_type(l, top - 1) {
-                ffi::LUA_TSTRING => names.which(l, top - 1),
-                _ => None,
-            };
-            let ok = match field {
-                Some(Const::Id) => num(l, top)
-                    .and_then(|v| crate::params::id("id", &v).ok())
-                    .map(|i| id = Some(i)),
-                Some(Const::Subject) => text(l, top).map(|s| subject = Some(s)),
-                Some(Const::Status) => names.status(l, top).map(|s| status = Some(s)),
-                Some(Const::Description) => text(l, top).map(|s| t.description = Some(s)),
-                Some(Const::ActiveForm) => text(l, top).map(|s| t.active_form = Some(s)),
-                Some(Const::Owner) => text(l, top).map(|s| t.owner = Some(s)),
-                Some(Const::BlockedBy) => ids(l, top).map(|v| t.blocked_by = Some(v)),
-                Some(Const::Metadata) if ffi::lua_type(l, top) == ffi::LUA_TTABLE => {
-                    match value(l, consts, top, depth + 1, Empty::Object, false) {
-                        Some(v) if crate::params::check_nesting("metadata", &v).is_ok() => {
-                            match v {
-                                Value::Object(m) => {
-                                    t.metadata = Some(m);
-                                    Some(())
-                                }
-                                _ => None,
-                            }
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            ffi::lua_settop(l, top - 1);
-            if ok.is_none() {
-                ffi::lua_settop(l, top - 2);
-                return None;
-            }
-        }
-        t.id = id?;
-        t.subject = subject?;
-        t.status = status?;
-        Some(t)
-    }
-
-    /// A non-empty array of ids (keys exactly `1..n`).
-    unsafe fn ids(l: L, idx: c_int) -> Option<Vec<crate::task::Id>> {
-        let n = id_array_len(l, idx)?;
-        let mut out = Vec::with_capacity(n);
-        for i in 1..=n {
-            ffi::lua_rawgeti(l, idx, i as _);
-            let id = num(l, -1).and_then(|v| crate::params::id("blockedBy", &v).ok());
-            ffi::lua_settop(l, -2);
-            out.push(id?);
-        }
-        Some(out)
-    }
-
     /// The value at absolute stack index `idx`; `consts` is the constants table's slot.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     pub unsafe fn value(
         l: L,
         consts: c_int,
@@ -704,6 +640,11 @@ pub(super) mod raw {
     }
 
     /// A string's bytes as UTF-8; the slice lives as long as the string is reachable.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     pub unsafe fn str<'a>(l: L, idx: c_int) -> Option<&'a str> {
         let mut len = 0usize;
         let p = ffi::lua_tolstring(l, idx, &mut len).cast::<u8>();
@@ -712,6 +653,11 @@ pub(super) mod raw {
 
     /// A number as mlua reads it: Lua 5.4 keeps its integer subtype; LuaJIT and 5.1
     /// numbers with an exact `i64` value are integers.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     pub unsafe fn num(l: L, idx: c_int) -> Option<Value> {
         // Not `lua_tonumber` alone: it reads "1" as 1 and anything else as 0.
         if ffi::lua_type(l, idx) != ffi::LUA_TNUMBER {
@@ -738,6 +684,10 @@ pub(super) mod raw {
         }
     }
 
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn is_vim_nil(l: L, consts: c_int, idx: c_int) -> bool {
         ffi::lua_rawgeti(l, consts, Const::VimNil as _);
         let yes = ffi::lua_rawequal(l, idx, -1) != 0;
@@ -746,6 +696,11 @@ pub(super) mod raw {
     }
 
     /// An empty table marked as an array by us, cjson, mlua's serde or dkjson.
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn is_array_marked(l: L, consts: c_int, idx: c_int) -> bool {
         if ffi::lua_getmetatable(l, idx) == 0 {
             return false;
@@ -767,6 +722,10 @@ pub(super) mod raw {
         yes
     }
 
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn table(
         l: L,
         consts: c_int,
@@ -870,235 +829,7 @@ pub(super) mod raw {
 /// anchor's 34-54 (a C API call per key and per value); copied in Lua, 23-29 µs. Lua 5.4
 /// interprets Lua, so there the C walk and copy stay.
 #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
-pub const WALK_IN_LUA: &str = r#"
-local native, snapshot, utf8 = ...
-local type, rawget, next, floor, find = type, rawget, next, math.floor, string.find
-local len = rawlen or function(t)
-  return #t
-end
-local new = select(2, pcall(require, "table.new"))
-if type(new) ~= "function" then
-  new = function()
-    return {}
-  end
-end
-local MAX = 2 ^ 53 - 1
-local STATUS = { pending = true, in_progress = true, completed = true, deleted = true }
-
--- UTF-8 text: remembered, or ASCII, or checked natively; short text that passed is
--- remembered (a table lookup costs less than the byte search).
-local seen, seen_n = {}, 0
-local function text(s)
-  if seen[s] then
-    return true
-  end
-  if type(s) ~= "string" or (find(s, "[\128-\255]") and not utf8(s)) then
-    return false
-  end
-  if #s <= 512 then
-    if seen_n >= 2048 then
-      seen, seen_n = {}, 0
-    end
-    seen[s], seen_n = true, seen_n + 1
-  end
-  return true
-end
-
--- An id as the reducer reads one: an integer of at most 2^53 - 1 either way; -0 is 0.
-local function id(v)
-  if type(v) == "number" and v == floor(v) and v >= -MAX and v <= MAX then
-    if v == 0 then
-      return 0
-    end
-    return v
-  end
-end
-
-local function count(t)
-  local n = 0
-  for _ in next, t do
-    n = n + 1
-  end
-  return n
-end
-
--- A non-empty array of ids (keys exactly 1..n), copied.
-local function ids(t)
-  if type(t) ~= "table" then
-    return nil
-  end
-  local n = len(t)
-  if n == 0 or count(t) ~= n then
-    return nil
-  end
-  local out = new(n, 0)
-  for i = 1, n do
-    local v = id(rawget(t, i))
-    if v == nil then
-      return nil
-    end
-    out[i] = v
-  end
-  return out
-end
-
--- Do the blockedBy edges of the tasks at positions `linked` form a cycle? Depth first
--- from each, one mark per task for the whole search, so every edge is followed once.
-local function cycle(out, at, linked)
-  local mark = {} -- 1: on the current path, 2: done
-  local ids, edges = {}, {}
-  for j = 1, #linked do
-    local root = out[linked[j]].id
-    if mark[root] == nil then
-      ids[1], edges[1], mark[root] = root, 0, 1
-      local top = 1
-      while top > 0 do
-        local id = ids[top]
-        local deps = out[at[id]].blockedBy
-        local e = edges[top] + 1
-        if deps ~= nil and e <= #deps then
-          edges[top] = e
-          local d = deps[e]
-          local m = mark[d]
-          if m == 1 then
-            return true
-          elseif m == nil then
-            top = top + 1
-            ids[top], edges[top], mark[d] = d, 0, 1
-          end
-        else
-          mark[id] = 2
-          top = top - 1
-        end
-      end
-    end
-  end
-  return false
-end
-
--- The copy of a snapshot whose tasks all have the plain shape and keep the list's rules
--- (ids from 1, each once, blockedBy ids in the list and no cycle; nextId past the largest
--- id, repaired as State::validate repairs it); nil to let C decide.
-local function copy(tasks, next_id)
-  local n = len(tasks)
-  next_id = id(next_id)
-  if n == 0 or next_id == nil or count(tasks) ~= n then
-    return nil
-  end
-  local out, at, linked, largest = new(n, 0), new(n + 1, 0), nil, 0
-  for i = 1, n do
-    local t = rawget(tasks, i)
-    if type(t) ~= "table" then
-      return nil
-    end
-    local tid, subject, status = id(rawget(t, "id")), rawget(t, "subject"), rawget(t, "status")
-    if tid == nil or tid < 1 or at[tid] ~= nil or not STATUS[status] or not text(subject) then
-      return nil
-    end
-    at[tid] = i
-    if tid > largest then
-      largest = tid
-    end
-    local d, a, o, b = rawget(t, "description"), rawget(t, "activeForm"), rawget(t, "owner"), rawget(t, "blockedBy")
-    local keys = 3
-    if d ~= nil then
-      if not text(d) then
-        return nil
-      end
-      keys = keys + 1
-    end
-    if a ~= nil then
-      if not text(a) then
-        return nil
-      end
-      keys = keys + 1
-    end
-    if o ~= nil then
-      if not text(o) then
-        return nil
-      end
-      keys = keys + 1
-    end
-    if b ~= nil then
-      b = ids(b)
-      if b == nil then
-        return nil
-      end
-      keys = keys + 1
-      linked = linked or {}
-      linked[#linked + 1] = i
-    end
-    local left = keys
-    for _ in next, t do
-      left = left - 1
-    end
-    if left ~= 0 then
-      return nil
-    end
-    -- The smallest table that holds the task: most have no optional field but activeForm.
-    if keys == 3 then
-      out[i] = { id = tid, subject = subject, status = status }
-    elseif keys == 4 and a ~= nil then
-      out[i] = { id = tid, subject = subject, status = status, activeForm = a }
-    else
-      out[i] = {
-        id = tid,
-        subject = subject,
-        status = status,
-        description = d,
-        activeForm = a,
-        owner = o,
-        blockedBy = b,
-      }
-    end
-  end
-  if largest >= MAX then
-    return nil
-  end
-  if linked ~= nil then
-    for j = 1, #linked do
-      local deps = out[linked[j]].blockedBy
-      for k = 1, #deps do
-        if at[deps[k]] == nil then
-          return nil
-        end
-      end
-    end
-    if cycle(out, at, linked) then
-      return nil
-    end
-  end
-  if next_id <= largest or next_id < 1 then
-    next_id = largest + 1
-  end
-  return { tasks = out, nextId = next_id }
-end
-
-return function(entries)
-  if type(entries) ~= "table" then
-    return native(entries)
-  end
-  for i = len(entries), 1, -1 do
-    local e = rawget(entries, i)
-    if type(e) == "table" and rawget(e, "type") == "message" then
-      local m = rawget(e, "message")
-      if type(m) == "table" and rawget(m, "role") == "toolResult" and rawget(m, "toolName") == "todo" then
-        local d = rawget(m, "details")
-        if type(d) == "table" then
-          local tasks, n = rawget(d, "tasks"), rawget(d, "nextId")
-          if type(tasks) == "table" and type(n) == "number" and (len(tasks) > 0 or next(tasks) == nil) then
-            local state = copy(tasks, n) or snapshot(tasks, n)
-            if state then
-              return state
-            end
-          end
-        end
-      end
-    end
-  end
-  return native(nil)
-end
-"#;
+pub const WALK_IN_LUA: &str = include_str!("../../lua/rpiv_todo/native/replay_walk.lua");
 
 /// `WALK_IN_LUA` over `native` (the C `core.replay`, for JSON text, nil and misuse).
 #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
@@ -1112,7 +843,8 @@ pub fn walk_in_lua(lua: &Lua, native: mlua::Function) -> mlua::Result<mlua::Func
     let utf8 = lua
         .create_function(|_, s: mlua::LuaString| Ok(std::str::from_utf8(&s.as_bytes()).is_ok()))?;
     lua.load(WALK_IN_LUA)
-        .set_name("=rpiv_todo.core.replay")
+        .set_name("@lua/rpiv_todo/native/replay_walk.lua")
+        .eval::<mlua::Function>()?
         .call((native, snapshot, utf8))
 }
 
@@ -1366,12 +1098,11 @@ mod tests {
     /// JSON values, for a host's state table and for a replayed entry.
     fn snapshots_agree(lua: &Lua, ctx: &Ctx, state: &Value) -> bool {
         let table = to_lua(lua, ctx, state);
-        let LuaValue::Table(t) = &table else {
-            panic!("not a table")
-        };
         let general = safe::value(ctx, &table, "state", 0, Empty::Object)
             .and_then(|v| crate::json::state_from_value(&v));
-        let fast = raw::state(lua, ctx, t);
+        // The raw reader, as `core.list(table)` reads a state (through JSON values).
+        let fast = agree(lua, ctx, &table, Empty::Object, false)
+            .and_then(|v| crate::json::state_from_value(&v).ok());
         if let Some(f) = &fast {
             assert_eq!(Ok(f), general.as_ref(), "state table {state}");
         }

@@ -5,6 +5,7 @@ mod from_lua;
 mod i18n;
 mod list;
 mod overlay;
+mod raw;
 mod store;
 mod strict;
 mod to_lua;
@@ -128,10 +129,6 @@ fn state_arg(lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<Sta
                 "another userdata",
             )),
         },
-        LuaValue::Table(t) => match from_lua::raw::state(lua, ctx, t) {
-            Some(state) => return Ok(state),
-            None => from_lua::value(lua, ctx, v, "state", from_lua::Empty::Object),
-        },
         other => from_lua::value(lua, ctx, other, "state", from_lua::Empty::Object),
     };
     value
@@ -180,7 +177,7 @@ fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlu
 ///
 /// The collector's state is restored: a collector the host had stopped stays stopped.
 /// PUC Lua 5.1 cannot say whether it runs (`LUA_GCISRUNNING` is LuaJIT's and 5.2's), so
-/// there it is assumed to run and is restarted afterwards.
+/// there it is read from the global state (`puc51::stopped`).
 ///
 /// What native calls allocate under the hold is paid to the collector later (a protected
 /// step, see `Drop`): a stopped collector never collects what Lua allocated meanwhile,
@@ -225,10 +222,19 @@ impl CollectorHold {
         /// `lua_gc` option of LuaJIT 2.1 and Lua 5.2+; PUC 5.1 answers -1 (unknown option).
         const LUA_GCISRUNNING: std::ffi::c_int = 9;
         let thread = lua.current_thread();
-        // SAFETY: `thread` keeps the state alive; neither option allocates or raises.
+        // SAFETY: `thread` keeps the state alive; neither option allocates or raises, and
+        // `puc51::stopped` only reads (see there).
         let (running, kb_before) = unsafe {
             let l = thread.state();
+            #[cfg(feature = "luajit")]
             let running = ffi::lua_gc(l, LUA_GCISRUNNING, 0) != 0;
+            // PUC 5.1 has no such option (it answers -1, which read as "running" and made
+            // every call restart a collector the host had stopped: issue 18, fault 4).
+            #[cfg(feature = "lua51")]
+            let running = {
+                let _ = LUA_GCISRUNNING;
+                !puc51::stopped(l).unwrap_or(false)
+            };
             if running {
                 ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
             }
@@ -304,8 +310,86 @@ impl Drop for CollectorHold {
     }
 }
 
+/// Whether PUC Lua 5.1's collector was stopped by the host (`collectgarbage("stop")`,
+/// `lua_gc(L, LUA_GCSTOP, 0)`). 5.1 has no API that says so: `LUA_GCSTOP` sets the global
+/// state's `GCthreshold` to `MAX_LUMEM` and nothing else reads it back. So it is read from
+/// the global state, whose layout is the same in every 5.1 release (5.1.0 to 5.1.5), and
+/// only after the read is confirmed: the allocator and its userdata must be what
+/// `lua_getallocf` answers and the heap's size what `LUA_GCCOUNT`/`LUA_GCCOUNTB` answer.
+/// `None` when they are not (an unknown build): the caller then assumes a running collector.
+#[cfg(feature = "lua51")]
+mod puc51 {
+    use std::ffi::{c_int, c_void};
+
+    use mlua::ffi;
+
+    /// The head of 5.1's `struct lua_State` (lstate.h), as far as `l_G`.
+    #[repr(C)]
+    struct State {
+        next: *mut c_void,
+        tt: u8,
+        marked: u8,
+        status: u8,
+        top: *mut c_void,
+        base: *mut c_void,
+        l_g: *const Global,
+    }
+
+    /// The head of 5.1's `struct global_State` (lstate.h), as far as `totalbytes`.
+    #[repr(C)]
+    struct Global {
+        strt_hash: *mut c_void,
+        strt_nuse: u32,
+        strt_size: c_int,
+        frealloc: *const c_void,
+        ud: *mut c_void,
+        currentwhite: u8,
+        gcstate: u8,
+        sweepstrgc: c_int,
+        rootgc: *mut c_void,
+        sweepgc: *mut c_void,
+        gray: *mut c_void,
+        grayagain: *mut c_void,
+        weak: *mut c_void,
+        tmudata: *mut c_void,
+        buff_buffer: *mut c_void,
+        buff_n: usize,
+        buff_size: usize,
+        gc_threshold: usize,
+        totalbytes: usize,
+    }
+
+    /// `MAX_LUMEM` (llimits.h): the threshold of a stopped collector.
+    const MAX_LUMEM: usize = usize::MAX - 2;
+
+    /// # Safety
+    ///
+    /// `l` is a live PUC Lua 5.1 state (the `lua51` feature links nothing else). Both
+    /// structs' heads are read in place, without writing; the reads stay inside the two
+    /// objects (their full C definitions are larger than these heads).
+    pub unsafe fn stopped(l: *mut ffi::lua_State) -> Option<bool> {
+        let g = std::ptr::addr_of!((*(l as *const State)).l_g).read();
+        if g.is_null() {
+            return None;
+        }
+        let mut ud = std::ptr::null_mut();
+        let alloc = ffi::lua_getallocf(l, &mut ud);
+        let frealloc = std::ptr::addr_of!((*g).frealloc).read();
+        let g_ud = std::ptr::addr_of!((*g).ud).read();
+        let total = std::ptr::addr_of!((*g).totalbytes).read();
+        let counted = (ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) as usize) << 10
+            | ffi::lua_gc(l, ffi::LUA_GCCOUNTB, 0) as usize;
+        let confirmed = frealloc == alloc as *const c_void && g_ud == ud && total == counted;
+        confirmed.then(|| std::ptr::addr_of!((*g).gc_threshold).read() == MAX_LUMEM)
+    }
+}
+
 /// `lua_cpcall` body for `CollectorHold`: collector steps worth the kilobytes in the light
 /// userdata argument (what native calls allocated while the collector was held).
+///
+/// # Safety
+///
+/// Called by `lua_cpcall` only, on a live state with its light userdata argument.
 #[cfg(any(feature = "lua51", feature = "luajit"))]
 unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     let kb = mlua::ffi::lua_touserdata(l, 1) as usize;
@@ -432,11 +516,10 @@ fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<Table> {
             let bytes = s.as_bytes();
             let raw: Vec<&serde_json::value::RawValue> = serde_json::from_slice(&bytes)
                 .map_err(|e| api_error("replay", Error::Json(e.to_string())))?;
-            let parsed = raw
-                .iter()
+            raw.iter()
                 .rev()
-                .filter_map(|r| serde_json::from_str::<Value>(r.get()).ok());
-            crate::replay::replay(parsed)
+                .find_map(|r| crate::replay::state_from_text(r.get()))
+                .unwrap_or_default()
         }
         LuaValue::Table(_) | LuaValue::Nil => State::default(),
         _ => {

@@ -232,14 +232,16 @@ fn view(
                     .unwrap_or_default(),
             );
             let mut shown = Vec::with_capacity(if reuse { visible.len() } else { 0 });
+            let mut text = Text::default();
             let ctx = Ctx::get(lua)?;
-            // SAFETY: as in `to_lua::state`: the closure pushes values and sets fields of
+            // SAFETY: as in `to_lua::state_with`: the closure pushes values and sets fields of
             // the tables it made; it owns nothing that needs dropping if an allocation
-            // error unwinds (`old` and `shown` live out here). Slot 1 is the array
+            // error unwinds (`old`, `shown` and the sanitized `text` live out here; an
+            // earlier row's fields are moved to `shown` before the next push). Slot 1 is the array
             // metatable `to_lua::push_task` reads, slot 2 the earlier rows or nil, slot 3
             // the consts table.
             let (rows, counts): (Table, Table) = unsafe {
-                lua.exec_raw((mt, earlier, &ctx.consts), |l| {
+                crate::lua::raw::exec(lua, (mt, earlier, &ctx.consts), |l| {
                     ffi::luaL_checkstack(l, 24, std::ptr::null());
                     let keys = ViewKeys::push(l, 3);
                     ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
@@ -251,7 +253,7 @@ fn view(
                                 shown.push(fields);
                             }
                             None => {
-                                push_row(l, &keys, t, with_tasks);
+                                push_row(l, &keys, t, with_tasks, &mut text);
                                 if reuse {
                                     shown.push(RowFields::of(t));
                                 }
@@ -418,9 +420,10 @@ impl Shown {
 /// `push_counts` as a table of its own.
 fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
     let ctx = Ctx::get(lua)?;
-    // SAFETY: as in `to_lua::state`; slot 1 is the consts table.
+    // SAFETY: as in `to_lua::state_with` (pushes only, nothing owned in the closure); slot
+    // 1 is the consts table.
     unsafe {
-        lua.exec_raw(&ctx.consts, |l| {
+        crate::lua::raw::exec(lua, &ctx.consts, |l| {
             ffi::luaL_checkstack(l, 16, std::ptr::null());
             let keys = ViewKeys::push(l, 1);
             push_counts(l, &keys, panel);
@@ -431,6 +434,11 @@ fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
 }
 
 /// `{ total, pending, in_progress, completed }` (the Lua layer's spelling).
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 unsafe fn push_counts(l: L, keys: &ViewKeys, panel: &Panel) {
     let c = panel.layout.counts;
     ffi::lua_createtable(l, 0, 4);
@@ -476,6 +484,11 @@ impl ViewKeys {
     ];
 
     /// Push the names from the consts table at `consts` (room for 12 slots needed).
+    ///
+    /// # Safety
+    ///
+    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn push(l: L, consts: c_int) -> ViewKeys {
         let first = ffi::lua_gettop(l) + 1;
         for k in Self::NAMES {
@@ -504,8 +517,28 @@ impl ViewKeys {
     }
 }
 
+/// Where a row's sanitized text is kept while it is pushed: outside the raw block, so
+/// that an allocation error raised by the push (a `longjmp` on PUC Lua) leaves nothing
+/// owned behind in a skipped frame (issue 18, fault 3: 415 bytes per failed view).
+#[derive(Default)]
+struct Text(String);
+
+impl Text {
+    /// `s` sanitized for display, held here; the old text is dropped first.
+    fn display(&mut self, s: &str) -> &str {
+        self.0.clear();
+        self.0.push_str(&crate::sanitize::display(s));
+        &self.0
+    }
+}
+
 /// `{ id, status, subject, activeForm?, blockedBy?, task? }`, text sanitized.
-unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool) {
+///
+/// # Safety
+///
+/// Inside `raw::exec`, with room for 4 more stack slots and `keys` pushed by
+/// `ViewKeys::push`.
+unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool, text: &mut Text) {
     let form = t.active_form.as_deref().filter(|f| !f.is_empty());
     let blocked = t.blocked_by();
     let fields = 3 + form.is_some() as c_int + !blocked.is_empty() as c_int + with_task as c_int;
@@ -517,11 +550,11 @@ unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool) {
     ffi::lua_pushvalue(l, keys.status(t.status));
     ffi::lua_rawset(l, -3);
     ffi::lua_pushvalue(l, keys.key(Const::Subject));
-    to_lua::push_str(l, &crate::sanitize::display(&t.subject));
+    to_lua::push_str(l, text.display(&t.subject));
     ffi::lua_rawset(l, -3);
     if let Some(f) = form {
         ffi::lua_pushvalue(l, keys.key(Const::ActiveForm));
-        to_lua::push_str(l, &crate::sanitize::display(f));
+        to_lua::push_str(l, text.display(f));
         ffi::lua_rawset(l, -3);
     }
     if !blocked.is_empty() {
@@ -566,9 +599,11 @@ fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec
     const TASKS: c_int = 1;
     let mut out = Vec::new();
     let mut bad = None;
-    // SAFETY: raw reads and the key strings only; `out` lives outside the closure.
+    // SAFETY: raw reads, and pushes of the key strings (which can raise for memory): the
+    // closure owns nothing with a destructor (`out` and `bad` live out here; the status
+    // names are bare pointers into strings kept on the stack).
     unsafe {
-        lua.exec_raw::<()>(tasks, |l| {
+        crate::lua::raw::exec::<()>(lua, tasks, |l| {
             ffi::luaL_checkstack(l, 12, std::ptr::null());
             to_lua::push_str(l, "status");
             to_lua::push_str(l, "id");
@@ -583,8 +618,9 @@ fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec
                 let p = ffi::lua_pushlstring(l, st.as_str().as_ptr().cast(), st.as_str().len());
                 p.cast::<u8>()
             });
+            // Not reserved from the length: it may be a border far past the entries
+            // there are (issue 18, fault 1); the loop stops at the first hole.
             let n = ffi::lua_rawlen(l, TASKS);
-            out.reserve(n);
             let mut settled = false;
             for i in 1..=n {
                 ffi::lua_rawgeti(l, TASKS, i as _);
@@ -631,6 +667,11 @@ struct Keys {
 }
 
 /// The task table on top of the stack as an entry (the stack is left as it was).
+///
+/// # Safety
+///
+/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules in `raw`).
 unsafe fn read_entry(
     l: L,
     keys: &Keys,
@@ -691,9 +732,10 @@ fn pick(
     const TASKS: c_int = 1;
     const CONSTS: c_int = 2;
     let ctx = Ctx::get(lua)?;
-    // SAFETY: raw reads of the caller's array and two new tables.
+    // SAFETY: raw reads of the caller's array and two new tables; the closure owns nothing
+    // with a destructor, so a raising allocation skips none.
     unsafe {
-        lua.exec_raw((tasks, &ctx.consts), |l| {
+        crate::lua::raw::exec(lua, (tasks, &ctx.consts), |l| {
             ffi::luaL_checkstack(l, 16, std::ptr::null());
             let keys = ViewKeys::push(l, CONSTS);
             ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
@@ -734,9 +776,9 @@ fn layout(
                 .iter()
                 .map(|&i| &list.state().tasks[i])
                 .collect();
-            // SAFETY: as in `rows_of_list`.
+            // SAFETY: as in `to_lua::state_with`: pushes borrowed tasks, owns nothing.
             let visible: Table = unsafe {
-                lua.exec_raw(array_mt(lua)?, |l| {
+                crate::lua::raw::exec(lua, array_mt(lua)?, |l| {
                     ffi::luaL_checkstack(l, 4, std::ptr::null());
                     to_lua::new_array(l, tasks.len());
                     for (k, t) in tasks.iter().enumerate() {

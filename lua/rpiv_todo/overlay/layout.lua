@@ -14,9 +14,10 @@ local H = {}
 local num = common.num
 
 function H.id_list(ids)
+  -- ipairs, not `#`: a host's table may report a border far past its ids.
   local parts = {}
-  for i = 1, #ids do
-    parts[i] = "#" .. num(ids[i])
+  for i, id in ipairs(ids) do
+    parts[i] = "#" .. num(id)
   end
   return table.concat(parts, ",")
 end
