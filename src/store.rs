@@ -334,6 +334,8 @@ const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 /// When this process last looked for each target's leftovers (directory and prefix).
 type SweepLog = std::collections::HashMap<(PathBuf, std::ffi::OsString), std::time::Instant>;
 static SWEPT: std::sync::Mutex<Option<SweepLog>> = std::sync::Mutex::new(None);
+/// How many targets `SWEPT` remembers at most.
+const SWEEP_LOG_MAX: usize = 4096;
 
 /// Is it time to look for `prefix`'s leftovers in `dir` again? Listing a directory of
 /// 100,000 lists took ~50 ms, too much for every save; a temporary file can only become
@@ -345,6 +347,11 @@ fn sweep_due(dir: &Path, prefix: &std::ffi::OsStr) -> bool {
     let log = swept.get_or_insert_with(SweepLog::new);
     let now = std::time::Instant::now();
     let key = (dir.to_path_buf(), prefix.to_os_string());
+    if log.len() >= SWEEP_LOG_MAX && !log.contains_key(&key) {
+        // A process that saved this many lists forgets when it looked: the next save of
+        // each looks again, as at the first one. The log stays small however long it runs.
+        log.clear();
+    }
     match log.get(&key) {
         Some(last) if now.duration_since(*last) < STALE_AFTER => false,
         _ => {
