@@ -174,7 +174,7 @@ T.test("recorded traces: every call converted to the strict form gives the norma
           local pair = { want.content[1].text, step.content }
           table.sort(pair)
           T.eq(type(step.params.metadata), "table", where .. ": differs from the recording only with metadata")
-          T.eq(pair[1], "No change", where .. ": one side says No change")
+          T.ok(pair[1]:match("^No change") ~= nil, where .. ": one side says No change (" .. pair[1] .. ")")
           T.ok(pair[2]:match("^Updated #%d+$") ~= nil, where .. ": the other Updated (" .. pair[2] .. ")")
           order_only = order_only + 1
         end
