@@ -21,16 +21,15 @@
 #   5. tests/loader/*: require("rpiv_todo.core") from the interpreters and both Neovims,
 #      wrong-flavour and missing-module cases
 #   6. tests/nvim/*_spec.lua in both Neovims (plugin on 'runtimepath', LuaJIT build at
-#      lua/rpiv_todo/core.so); tests/agents/*: the adapters inside the real agent plugins
-#      (pinned in $RPIV_DEPS, default ../shared/deps; listed as skipped without them), and
+#      lua/rpiv_todo/core.so); tests/agents/*_spec.lua: the adapters inside the real agent
+#      plugins, each spec found by its name and run as its header says (see agent_specs;
+#      pinned in $RPIV_DEPS, default ../shared/deps; listed as skipped without them), and
 #      their recorded request bodies checked with Python jsonschema (pip, when missing);
 #      the README's codecompanion and avante blocks against tests/agents/server.py (a
 #      scripted OpenAI-compatible server on 127.0.0.1) over the plugins' own HTTP client
 #      tests/screen/*_spec.lua: the current Neovim in a tmux pane (Debian's tmux), keys
 #      through send-keys, what a person sees through capture-pane
-#   6b. the front ends outside tests/agents' first three: CopilotChat.nvim and mcphub.nvim
-#      (tests/agents/copilotchat_spec.lua, mcphub_spec.lua); the MCP server (examples/mcp,
-#      scripts/mcp.sh): cargo test -p rpiv_todo_mcp, the official Python SDK (pip `mcp`,
+#   6b. the MCP server (examples/mcp, scripts/mcp.sh): cargo test -p rpiv_todo_mcp, the official Python SDK (pip `mcp`,
 #      when missing) as its client with every message checked against the published schema
 #      (tests/mcp/client_test.py), and the server beside a Neovim (tests/mcp/editor_spec.lua)
 #   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
@@ -402,65 +401,59 @@ screen_specs() {
     done
 }
 
-# agent_specs: the adapters inside the real agent plugins (tests/agents/), pinned copies in
-# $RPIV_DEPS (default ../shared/deps): codecompanion.nvim v19 and v17, avante.nvim, in the
-# current Neovim; then every request body they recorded and the ACP plan updates checked
-# against the JSON Schema meta-schemas, OpenAI's strict rules and ACP's schema. Without the
-# plugins the steps are listed as skipped, with the reason.
-agent_specs() {
-    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} capture="$SCRATCH/agents" cc
-    if [[ ! -d $deps/codecompanion.nvim || ! -d $deps/avante.nvim ]]; then
-        absent "agent plugins (tests/agents)" "skipped: no pinned plugins in $deps (set RPIV_DEPS)"
-        return
-    fi
-    deps=$(cd "$deps" && pwd)
-    if [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
-        skip "agent plugins (tests/agents)" "no current Neovim"
-        return
-    fi
-    if ! steps_passed "place the luajit build"; then
-        skip "agent plugins (tests/agents)" "no luajit build at lua/rpiv_todo/core.so"
-        return
-    fi
-    rm -rf "$capture"
-    for cc in codecompanion.nvim codecompanion.nvim-v17; do
-        step "tests/agents/codecompanion_spec.lua ($cc, $(nvim_label "$NVIM_NEW"))" \
-            run_nvim "$NVIM_NEW" "$ROOT/tests/agents/codecompanion_spec.lua" \
-            RPIV_DEPS="$deps" RPIV_CODECOMPANION="$cc" RPIV_CAPTURE="$capture"
-    done
-    step "tests/agents/avante_spec.lua (avante.nvim, $(nvim_label "$NVIM_NEW"))" \
-        run_nvim "$NVIM_NEW" "$ROOT/tests/agents/avante_spec.lua" RPIV_DEPS="$deps" RPIV_CAPTURE="$capture"
-    # The README's setup blocks over real HTTP: tests/agents/server.py, a scripted
-    # OpenAI-compatible server on 127.0.0.1 that each spec starts and stops.
-    for cc in codecompanion.nvim codecompanion.nvim-v17; do
-        step "tests/agents/codecompanion_http_spec.lua ($cc over HTTP, $(nvim_label "$NVIM_NEW"))" \
-            run_nvim "$NVIM_NEW" "$ROOT/tests/agents/codecompanion_http_spec.lua" \
-            RPIV_DEPS="$deps" RPIV_CODECOMPANION="$cc"
-    done
-    step "tests/agents/avante_http_spec.lua (avante.nvim over HTTP, $(nvim_label "$NVIM_NEW"))" \
-        run_nvim "$NVIM_NEW" "$ROOT/tests/agents/avante_http_spec.lua" RPIV_DEPS="$deps"
-    step "agent request bodies: draft 2020-12, draft-07, OpenAI strict; ACP plan updates" \
-        python3 "$ROOT/tests/agents/check_requests.py" "$capture" "$deps"
+# agent_specs: every tests/agents/*_spec.lua, the adapters inside the real agent plugins
+# (pinned copies in $RPIV_DEPS, default ../shared/deps), in the current Neovim; then every
+# request body they recorded and the ACP plan updates checked against the JSON Schema
+# meta-schemas, OpenAI's strict rules and ACP's schema. A spec states what it needs in its
+# header, so a new front end is its adapter and its spec, with no line to add here:
+#   -- test.sh needs: <folder> ...         pinned plugins; without one: listed as skipped
+#   -- test.sh each: <VAR>=<folder> ...    one run per folder (a pinned version), VAR set to it
+#   -- test.sh capture: yes                RPIV_CAPTURE set: its bodies go to check_requests.py
+spec_header() {
+    sed -n "s/^-- test\.sh $2: *//p" "$1" | head -n 1
 }
 
-# front_end_specs: the CopilotChat.nvim and mcphub.nvim adapters inside those plugins
-# (tests/agents/copilotchat_spec.lua, mcphub_spec.lua), pinned copies in $RPIV_DEPS, in the
-# current Neovim; listed as skipped, with the reason, without them.
-front_end_specs() {
-    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} plugin spec
-    for plugin in CopilotChat.nvim mcphub.nvim; do
-        spec="$ROOT/tests/agents/$([[ $plugin == CopilotChat.nvim ]] && echo copilotchat || echo mcphub)_spec.lua"
-        if [[ ! -d $deps/$plugin || ! -d $deps/plenary.nvim ]]; then
-            absent "$(rel "$spec")" "skipped: no pinned $plugin or plenary.nvim in $deps (set RPIV_DEPS)"
-        elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
-            skip "$(rel "$spec")" "no current Neovim"
-        elif ! steps_passed "place the luajit build"; then
-            skip "$(rel "$spec")" "no luajit build at lua/rpiv_todo/core.so"
-        else
-            step "$(rel "$spec") ($plugin, $(nvim_label "$NVIM_NEW"))" \
-                run_nvim "$NVIM_NEW" "$spec" RPIV_DEPS="$(cd "$deps" && pwd)"
-        fi
+agent_specs() {
+    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} capture="$SCRATCH/agents" captured=0
+    local spec needs each var values value dir missing env name
+    [[ -d $deps ]] && deps=$(cd "$deps" && pwd)
+    rm -rf "$capture"
+    for spec in "$ROOT"/tests/agents/*_spec.lua; do
+        needs=$(spec_header "$spec" needs)
+        each=$(spec_header "$spec" each)
+        var=${each%%=*}
+        values=${each#*=}
+        [[ -n $each ]] || values="-"
+        for value in $values; do
+            [[ $value != - ]] || value=""
+            missing=""
+            for dir in $needs $value; do
+                [[ -d $deps/$dir ]] || missing="$missing $dir"
+            done
+            env=(RPIV_DEPS="$deps")
+            [[ -n $value ]] && env+=("$var=$value")
+            if [[ $(spec_header "$spec" capture) == yes ]]; then
+                env+=(RPIV_CAPTURE="$capture")
+            fi
+            name="$(rel "$spec") (${value:-${needs%% *}}, $(nvim_label "$NVIM_NEW"))"
+            if [[ -n $missing ]]; then
+                absent "$name" "skipped: no pinned${missing} in $deps (set RPIV_DEPS)"
+            elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+                skip "$name" "no current Neovim"
+            elif ! steps_passed "place the luajit build"; then
+                skip "$name" "no luajit build at lua/rpiv_todo/core.so"
+            else
+                [[ $(spec_header "$spec" capture) == yes ]] && captured=1
+                step "$name" run_nvim "$NVIM_NEW" "$spec" "${env[@]}"
+            fi
+        done
     done
+    if ((captured)); then
+        step "agent request bodies: draft 2020-12, draft-07, OpenAI strict; ACP plan updates" \
+            python3 "$ROOT/tests/agents/check_requests.py" "$capture" "$deps"
+    else
+        skip "agent request bodies (tests/agents/check_requests.py)" "no agent spec recorded any"
+    fi
 }
 
 # mcp_tests: the MCP server (examples/mcp, scripts/mcp.sh): its unit tests, then the
@@ -610,7 +603,6 @@ loader_tests
 nvim_specs
 screen_specs
 agent_specs
-front_end_specs
 mcp_tests
 step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
 step "scripts/run.sh builds no test-only dependency" host_deps_check

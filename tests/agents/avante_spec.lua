@@ -12,6 +12,9 @@
 --
 -- Without the plugins the spec raises "skipped: ...": it never passes without running.
 
+-- test.sh needs: avante.nvim plenary.nvim nui.nvim
+-- test.sh capture: yes
+
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local A = dofile(T.root() .. "/tests/agents/common.lua")
 

@@ -12,6 +12,10 @@
 --
 -- Without the plugins the spec raises "skipped: ...": it never passes without running.
 
+-- test.sh needs: plenary.nvim
+-- test.sh each: RPIV_CODECOMPANION=codecompanion.nvim codecompanion.nvim-v17
+-- test.sh capture: yes
+
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local A = dofile(T.root() .. "/tests/agents/common.lua")
 

@@ -9,6 +9,8 @@
 --
 -- Without the plugins the spec raises "skipped: ...": it never passes without running.
 
+-- test.sh needs: CopilotChat.nvim plenary.nvim
+
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local A = dofile(T.root() .. "/tests/agents/common.lua")
 

@@ -3,9 +3,10 @@
 -- vim.NIL), and the overlay repainted after an adapter's call. Runs the plain-Lua adapter
 -- spec (tests/lua/adapters_spec.lua) here too.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 
 local todo = require("rpiv_todo")
 local avante = require("rpiv_todo.adapters.avante")

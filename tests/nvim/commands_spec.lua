@@ -4,16 +4,14 @@
 -- Expected /todos text follows the TypeScript original (rpiv-todo): header parts joined by " · ",
 -- sections Pending, In Progress, Completed, rows "  <glyph> #<id> <subject>...".
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 
 -- Capture vim.notify instead of printing.
-H.notes = {}
-vim.notify = function(msg, level, opts)
-  H.notes[#H.notes + 1] = { msg = msg, level = level, opts = opts }
-end
+N.capture_notify(H)
 
 T.test("the plugin's own completion works before the front end loads", function()
   T.eq(package.loaded["rpiv_todo.nvim"], nil, "front end not loaded yet")

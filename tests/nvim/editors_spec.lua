@@ -6,19 +6,13 @@
 -- watching (fs_event, or the poll) the panel follows the other editor's change and this
 -- editor's own edit reaches the other one.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
-H.root = T.root()
-H.dirs = {}
+H.root = N.root
 H.jobs = {}
-
-function H.tempdir()
-  local dir = vim.fn.tempname()
-  vim.fn.mkdir(dir, "p")
-  H.dirs[#H.dirs + 1] = dir
-  return vim.fn.resolve(dir)
-end
+H.tempdir = N.tempdir
 
 ---Start an editor named `role` in `cwd`; returns a handle with :run(code).
 function H.start(role, cwd, state_home, watch)
@@ -174,7 +168,5 @@ end
 for _, job in ipairs(H.jobs) do
   pcall(vim.fn.jobstop, job)
 end
-for _, dir in ipairs(H.dirs) do
-  vim.fn.delete(dir, "rf")
-end
+N.cleanup()
 T.finish("editors (nvim)")

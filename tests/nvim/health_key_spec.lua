@@ -3,9 +3,10 @@
 -- on only with `extended-keys` on), and names a key that works. The tmux case runs a real
 -- tmux server of its own (socket in a temporary folder), which the health check asks.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 local health = require("rpiv_todo.health")
 
 local ADVICE = {

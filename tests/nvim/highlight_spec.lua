@@ -9,10 +9,11 @@
 --   * every RpivTodo* group can be overridden, and a colorscheme change keeps the
 --     override while bringing the defaults back.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 
 local todo = require("rpiv_todo")
 local nv = require("rpiv_todo.nvim")

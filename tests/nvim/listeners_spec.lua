@@ -2,7 +2,8 @@
 -- vim.notify (WARN, once per callback and message, from the main loop) by the plugin
 -- file's reporter, and the tool call and the front end carry on as if nothing failed.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 
 local todo = require("rpiv_todo")
 
@@ -13,12 +14,9 @@ local broken = todo.listen(function(event)
   end
 end)
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 
-local notes = {}
-vim.notify = function(message, level, opts)
-  notes[#notes + 1] = { message = message, level = level, title = opts and opts.title }
-end
+local H = N.capture_notify({})
 
 -- Run the main loop until every callback scheduled so far has run (they run in order, so
 -- a marker scheduled last runs last).
@@ -35,8 +33,8 @@ end
 
 local function failures()
   local out = {}
-  for _, note in ipairs(notes) do
-    if note.message:find("todo.listen callback failed", 1, true) then
+  for _, note in ipairs(H.notes) do
+    if note.msg:find("todo.listen callback failed", 1, true) then
       out[#out + 1] = note
     end
   end
@@ -56,12 +54,12 @@ T.test("a failing listener: the call succeeds, the front end attaches, one WARN 
   local got = failures()
   T.eq(#got, 1, "the same failure twice is shown once")
   T.eq(
-    got[1] and got[1].message,
+    got[1] and got[1].msg,
     '(rpiv_todo) a todo.listen callback failed on "executed" (session "nv"): this listener is broken',
     "message"
   )
   T.eq(got[1] and got[1].level, vim.log.levels.WARN, "level")
-  T.eq(got[1] and got[1].title, "rpiv_todo", "title")
+  T.eq(got[1] and got[1].opts and got[1].opts.title, "rpiv_todo", "title")
 end)
 
 T.test("a listener failing inside a fast event is shown from the main loop", function()
@@ -84,7 +82,7 @@ T.test("a listener failing inside a fast event is shown from the main loop", fun
   settle()
   local got = failures()
   T.eq(#got, 2, "a second listener's failure is shown")
-  T.contains(got[2] and got[2].message or "", "broken in a callback", "its message")
+  T.contains(got[2] and got[2].msg or "", "broken in a callback", "its message")
   stop()
 end)
 

@@ -15,11 +15,12 @@
 -- Expected text is the English render of the TypeScript original (overlay, /todos) with the
 -- wording of locales/<code>/todo.ftl, written out by hand.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
-H.root = T.root()
-H.run_child = dofile(H.root .. "/tests/nvim/child.lua").run
+H.root = N.root
+H.run_child = N.run_child
 
 -- ---------------------------------------------------------------------------
 -- Child Neovim with a controlled environment
@@ -183,14 +184,11 @@ end)
 -- setup{ locale = ... } at run time, in this Neovim
 -- ---------------------------------------------------------------------------
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 local todo = require("rpiv_todo")
 local nv = require("rpiv_todo.nvim")
 
-H.notes = {}
-vim.notify = function(msg, level)
-  H.notes[#H.notes + 1] = { msg = msg, level = level }
-end
+N.capture_notify(H)
 
 -- The panel's lines without the blank padding column on each side.
 function H.lines()

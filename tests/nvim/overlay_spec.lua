@@ -9,22 +9,17 @@
 -- format of the TypeScript original (rpiv-todo), without the terminal's spacer line (the editor has
 -- none), each line framed by the panel's one blank column of padding.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
--- Neovim starts with no plugins (--noplugin): source ours the way startup would.
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 
 local todo = require("rpiv_todo")
 local nv = require("rpiv_todo.nvim")
 
 ---Fresh sessions and a freshly attached front end.
-function H.reset(opts)
-  nv.detach()
-  todo.sessions.reset()
-  todo.setup(opts or { locale = "en" })
-  nv.setup({})
-end
+H.reset = N.fresh
 
 -- The panel's lines without the padding column on each side (which must be blank).
 function H.lines()

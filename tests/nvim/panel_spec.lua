@@ -11,14 +11,14 @@
 --     the top, and in a window too short for either edge (it shrinks, with a summary row);
 --   * border, winblend, max_width and padding.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 vim.o.columns = 100
 vim.o.lines = 30
 
-local todo = require("rpiv_todo")
 local nv = require("rpiv_todo.nvim")
 
 ---A fresh front end with `opts` for rpiv_todo.nvim, and one window holding 200 lines.
@@ -28,9 +28,7 @@ function H.reset(opts, setup)
   vim.cmd("silent! only!")
   vim.cmd("enew!")
   vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.fn.map(vim.fn.range(1, 200), '"line " . v:val'))
-  todo.sessions.reset()
-  todo.setup(setup or { locale = "en" })
-  nv.setup(opts or {})
+  N.fresh(setup, opts)
 end
 
 function H.tasks(n, session)

@@ -4,20 +4,13 @@
 -- directory with their own XDG_STATE_HOME and XDG_CONFIG_HOME: one writes a list with
 -- setup({ persist = true }), a second started in the same directory finds it.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
-H.root = T.root()
-H.run_child = dofile(H.root .. "/tests/nvim/child.lua").run
-
----A scratch directory (removed at the end).
-function H.tempdir()
-  local dir = vim.fn.tempname()
-  vim.fn.mkdir(dir, "p")
-  H.dirs[#H.dirs + 1] = dir
-  return vim.fn.resolve(dir)
-end
-H.dirs = {}
+H.root = N.root
+H.run_child = N.run_child
+H.tempdir = N.tempdir
 
 ---Run persist_child.lua as `role`, started in `cwd`, with the given state and config homes.
 ---@return table what the child recorded
@@ -237,7 +230,5 @@ T.test("old lists are pruned at startup (30 days) and by :Todos prune N; live on
   T.eq(vim.fn.filereadable(recent), 1, "a recent one stays (a save may still be using it)")
 end)
 
-for _, dir in ipairs(H.dirs) do
-  vim.fn.delete(dir, "rf")
-end
+N.cleanup()
 T.finish("persist (nvim)")

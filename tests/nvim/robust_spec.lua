@@ -7,16 +7,14 @@
 --   * a failing User RpivTodoUserEdit handler: the edit stands, every handler runs, one
 --     error names the event, nothing raises, even under pcall(vim.cmd, ...).
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 require("rpiv_todo").setup({ locale = "en" })
 
-H.notes = {}
-vim.notify = function(msg, level)
-  H.notes[#H.notes + 1] = { msg = msg, level = level }
-end
+N.capture_notify(H)
 
 ---The :Todos window's lines, or nil when none is open.
 function H.list_lines()

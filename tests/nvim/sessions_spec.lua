@@ -3,18 +3,15 @@
 -- sessions (one per chat): by default the panel follows the session of the most recent
 -- tool call; foreground(id) pins one; foreground(nil) follows again.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
--- Neovim starts with no plugins (--noplugin): source ours the way startup would.
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 
 local todo = require("rpiv_todo")
 
-H.notes = {}
-vim.notify = function(msg, level)
-  H.notes[#H.notes + 1] = { msg = msg, level = level }
-end
+N.capture_notify(H)
 
 ---The panel's lines, trimmed (nil while hidden).
 function H.panel()

@@ -1,9 +1,10 @@
 -- tests/nvim/todos_once_spec.lua: :Todos builds the `/todos` text of the shown list once,
 -- and shows that text in its window.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 
-vim.cmd("runtime plugin/rpiv_todo.lua")
+N.plugin()
 vim.notify = function() end
 
 T.test(":Todos builds the /todos text once and shows it", function()
