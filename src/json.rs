@@ -100,7 +100,7 @@ fn write_envelope(
 /// changes at most one task (`clear` and `replace` all of them), so writing a result is
 /// mostly copying bytes instead of escaping every string again. Index-aligned with the
 /// list; a task counts as unchanged only when it is identical, key order included.
-/// Escaping strings (`serialize_str`) was most of a result's cost.
+/// Escaping every string again was a large share of writing a result.
 #[derive(Default)]
 pub struct TaskJson {
     cached: Vec<(Task, Vec<u8>)>,
