@@ -8,11 +8,8 @@
 //! failure it stops and the safe one (`safe`, mlua's API, paths built as it goes) runs
 //! again to name the fault. Errors are rare, so the paths are formatted only then.
 //! `tests::the_raw_reader_agrees_with_the_safe_one` holds them equal on every recorded
-//! argument and snapshot.
-//!
-//! Measured before choosing (release modules, `scripts/bench.sh`, µs): `core.replay` of a
-//! 200-task snapshot 546 (LuaJIT) / 579 (Lua 5.4) with the safe reader; see `super::replay`
-//! for the figures after.
+//! argument and snapshot. The fast reader exists because building paths and going
+//! through mlua's API for every value made the safe reader alone too slow for `core.replay`.
 
 use std::ffi::c_int;
 
@@ -282,10 +279,8 @@ pub(super) mod raw {
     /// not make a valid state. When every task has the plain shape (see `task`), the tasks
     /// are checked and copied table to table in one pass of raw reads, reusing the entry's
     /// own strings (nothing is interned again); otherwise the general conversion decides.
-    ///
-    /// Measured (LuaJIT 2.1, 200 tasks, µs, module vs anchor in the same run): through JSON
-    /// values 307 vs 88; read into a `State` then built from it 90 vs 51; checked then
-    /// copied in two passes 114 vs 86; in one pass, see README "Performance".
+    /// One pass, because each detour tried (JSON values, a `State`, a separate check pass)
+    /// left the copy slower than plain Lua's.
     pub fn snapshot_table(
         lua: &Lua,
         ctx: &Ctx,
@@ -348,7 +343,7 @@ pub(super) mod raw {
     /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
     /// given naming a live slot of the kind its doc says (the rules in `raw`).
     unsafe fn copy(l: L, links: &mut Links) -> bool {
-        let Some(names) = Names::new(l, COPY_CONSTS) else {
+        let Some(interned) = InternedKeys::new(l, COPY_CONSTS) else {
             return false;
         };
         if ffi::lua_checkstack(l, 16) == 0 {
@@ -382,7 +377,7 @@ pub(super) mod raw {
         for i in 1..=n {
             ffi::lua_rawgeti(l, COPY_TASKS, i as _);
             let src = dst_tasks + 1;
-            if ffi::lua_type(l, src) != ffi::LUA_TTABLE || !copy_task(l, &names, src, links) {
+            if ffi::lua_type(l, src) != ffi::LUA_TTABLE || !copy_task(l, &interned, src, links) {
                 return false;
             }
             ffi::lua_rawseti(l, dst_tasks, i as _);
@@ -411,7 +406,7 @@ pub(super) mod raw {
     ///
     /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
     /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn copy_task(l: L, names: &Names, src: c_int, links: &mut Links) -> bool {
+    unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links) -> bool {
         let dst = src + 1;
         let start = links.edges.len();
         let mut id = None;
@@ -421,13 +416,13 @@ pub(super) mod raw {
         ffi::lua_pushnil(l);
         while ffi::lua_next(l, src) != 0 {
             let field = match ffi::lua_type(l, key) {
-                ffi::LUA_TSTRING => names.which(l, key),
+                ffi::LUA_TSTRING => interned.which(l, key),
                 _ => None,
             };
             // Strings and the status are the entry's own values: `key, val` becomes
             // `key, key, val` and is set in one call, leaving the key for `lua_next`.
             let own = match field {
-                Some(Const::Status) => names.status(l, val).is_some(),
+                Some(Const::Status) => interned.status(l, val).is_some(),
                 Some(Const::Subject | Const::Description | Const::ActiveForm | Const::Owner) => {
                     ffi::lua_type(l, val) == ffi::LUA_TSTRING && str(l, val).is_some()
                 }
@@ -542,7 +537,7 @@ pub(super) mod raw {
     /// The data pointers of the interned task-field and status strings in `Ctx::consts`.
     /// Short strings are interned (all strings in LuaJIT and 5.1, up to 40 bytes in 5.4),
     /// so a string equals one of these exactly when it is the same object.
-    pub struct Names([*const u8; 12]);
+    pub struct InternedKeys([*const u8; 12]);
 
     const FIELDS: [Const; 8] = [
         Const::Id,
@@ -555,12 +550,12 @@ pub(super) mod raw {
         Const::Metadata,
     ];
 
-    impl Names {
+    impl InternedKeys {
         /// # Safety
         ///
         /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
         /// given naming a live slot of the kind its doc says (the rules in `raw`).
-        unsafe fn new(l: L, consts: c_int) -> Option<Names> {
+        unsafe fn new(l: L, consts: c_int) -> Option<InternedKeys> {
             if ffi::lua_checkstack(l, 2) == 0 {
                 return None;
             }
@@ -570,7 +565,7 @@ pub(super) mod raw {
                 *slot = ffi::lua_tolstring(l, -1, std::ptr::null_mut()).cast();
                 ffi::lua_settop(l, -2);
             }
-            Some(Names(p))
+            Some(InternedKeys(p))
         }
 
         /// Which task field the string at `idx` names (interned: compared by address).
@@ -821,13 +816,9 @@ pub(super) mod raw {
 /// remembered (at most 2,048 strings, then the memory starts afresh), so the strings a
 /// conversation repeats in every snapshot are checked once.
 ///
-/// Measured before choosing (LuaJIT 2.1, release module, `scripts/bench.sh`, µs, module
-/// vs the plain-Lua anchor in the same run): walking past 1,999 other entries costs the
-/// C walk ~80 ns an entry (a dozen C API calls, none compiled), about 170 µs, where the
-/// anchor's compiled Lua takes ~9 ns an entry; the whole row was 300 vs 95 (3.2x). With
-/// the walk in Lua and the copy in C the 200-task copy alone was 53-81 µs against the
-/// anchor's 34-54 (a C API call per key and per value); copied in Lua, 23-29 µs. Lua 5.4
-/// interprets Lua, so there the C walk and copy stay.
+/// In Lua because the JIT compiles it, where it cannot compile C API calls (a dozen an
+/// entry for the walk, one per key and per value for the copy). Lua 5.4 interprets Lua,
+/// so there the C walk and copy stay.
 #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
 pub const WALK_IN_LUA: &str = include_str!("../../lua/rpiv_todo/native/replay_walk.lua");
 
@@ -851,7 +842,7 @@ pub fn walk_in_lua(lua: &Lua, native: mlua::Function) -> mlua::Result<mlua::Func
 /// The slots of `Ctx::consts`: Lua values the raw reads compare with, made once per state.
 #[derive(Clone, Copy)]
 #[repr(i32)]
-// The status slots are read by position (`Names`).
+// The status slots are read by position (`InternedKeys`, `to_lua::KeySlots`).
 #[allow(dead_code)]
 pub(super) enum Const {
     ArrayMt = 1,
@@ -888,8 +879,8 @@ pub(super) enum Const {
     Total,
     /// LuaJIT: the function that builds task tables from a flat buffer, and the buffer
     /// (`to_lua::push_tasks`); false in other flavours, and the buffer slot while in use.
-    Builder,
-    Buffer,
+    TaskBuilder,
+    BuildBuffer,
 }
 
 impl Const {

@@ -24,8 +24,8 @@ pub struct List {
     /// The last panel view drawn from this list (`overlay::view`): reused whole while the
     /// list is unchanged, row by row after a change.
     pub(super) view: RefCell<super::overlay::ViewMemo>,
-    /// The buffer its snapshots are built from (`to_lua::Built`, LuaJIT).
-    built: RefCell<to_lua::Built>,
+    /// The buffer its snapshots are built from (`to_lua::ListBuildBuffer`, LuaJIT).
+    build_buffer: RefCell<to_lua::ListBuildBuffer>,
 }
 
 impl List {
@@ -110,7 +110,7 @@ impl Args {
         ctx: &Ctx,
         reply: &Reply,
         state: &State,
-        built: Option<&RefCell<to_lua::Built>>,
+        list_buffer: Option<&RefCell<to_lua::ListBuildBuffer>>,
     ) -> mlua::Result<Table> {
         to_lua::result(
             lua,
@@ -119,7 +119,7 @@ impl Args {
             self.action,
             self.echo,
             state,
-            built,
+            list_buffer,
         )
     }
 }
@@ -207,7 +207,7 @@ impl UserData for List {
                     None => busy(),
                 };
                 let list = ud.borrow::<List>()?;
-                args.result(lua, &ctx, &reply, &list.state, Some(&list.built))
+                args.result(lua, &ctx, &reply, &list.state, Some(&list.build_buffer))
             })
         });
         m.add_function(
@@ -234,7 +234,7 @@ impl UserData for List {
         m.add_method("state", |lua, this, ()| {
             guarded(lua, "list:state", || {
                 let ctx = Ctx::get(lua)?;
-                to_lua::state_with(lua, &ctx.array_mt, &this.state, Some(&this.built))
+                to_lua::state_with(lua, &ctx.array_mt, &this.state, Some(&this.build_buffer))
             })
         });
         m.add_method("state_json", |lua, this, ()| {

@@ -184,15 +184,13 @@ fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlu
 /// and a host looping over native calls alone (`list:apply` in a `for` loop) grew its
 /// heap without bound (1.2 GB after 200,000 `list` calls under LuaJIT, measured). The
 /// debt is paid once it reaches half the heap, like the collector's own pause: paying
-/// every call kept the collector from ever pausing (w1 tables went from 0.67 to 1.49 of
-/// the plain-Lua anchor under LuaJIT, measured).
+/// every call kept the collector from ever pausing, which more than doubled a call's cost.
 ///
 /// LuaJIT restarts the collector as after a finished cycle (`LUA_GCRESTART` with -1: next
 /// cycle once the heap doubles) and counts what Lua allocated between native calls into
 /// the debt, so the debt paces the collector. A plain restart made it due at once: every
 /// native call pulled a resting collector into a new cycle, and a panel render paid about
-/// as much collecting as drawing (w4 at budget 11: 0.84 of the anchor; 0.47 after, same
-/// run). PUC 5.1's restart cannot do otherwise.
+/// as much collecting as drawing. PUC 5.1's restart cannot do otherwise.
 struct CollectorHold {
     #[cfg(any(feature = "lua51", feature = "luajit"))]
     held: Option<Held>,

@@ -117,13 +117,13 @@ fn retired_ids(t: &Table) -> std::collections::HashSet<i64> {
 }
 
 /// How the panel leaves tasks out: a live overlay's memory, a fixed set, or not at all.
-enum Hide<'a> {
+enum HiddenTasks<'a> {
     None,
-    Live(&'a mut Seen),
-    Ids(std::collections::HashSet<i64>),
+    LiveOverlay(&'a mut Seen),
+    FixedIds(std::collections::HashSet<i64>),
 }
 
-impl Hide<'_> {
+impl HiddenTasks<'_> {
     /// The panel for these entries; a live overlay is brought up to date and, when the
     /// rows are drawn, told which completed tasks were seen.
     fn panel(
@@ -134,9 +134,9 @@ impl Hide<'_> {
         collapsed: bool,
     ) -> Panel {
         match self {
-            Hide::None => overlay::panel(entries, budget, |_| false),
-            Hide::Live(seen) => seen.panel(entries, next_id, budget, !collapsed),
-            Hide::Ids(ids) => overlay::panel(entries, budget, |e| {
+            HiddenTasks::None => overlay::panel(entries, budget, |_| false),
+            HiddenTasks::LiveOverlay(seen) => seen.panel(entries, next_id, budget, !collapsed),
+            HiddenTasks::FixedIds(ids) => overlay::panel(entries, budget, |e| {
                 e.id.is_some_and(|id| ids.contains(&id))
             }),
         }
@@ -176,10 +176,10 @@ fn view(
         LuaValue::UserData(ud) => Some(ud.borrow_mut::<Live>()?),
         _ => None,
     };
-    let mut hide = match (&mut live_ref, live) {
-        (Some(l), _) => Hide::Live(&mut l.0),
-        (None, LuaValue::Table(t)) => Hide::Ids(retired_ids(t)),
-        _ => Hide::None,
+    let mut hidden = match (&mut live_ref, live) {
+        (Some(l), _) => HiddenTasks::LiveOverlay(&mut l.0),
+        (None, LuaValue::Table(t)) => HiddenTasks::FixedIds(retired_ids(t)),
+        _ => HiddenTasks::None,
     };
     match source {
         LuaValue::UserData(ud) if ud.is::<List>() => {
@@ -194,7 +194,7 @@ fn view(
                 true => None,
             };
             let reuse = memo.is_some();
-            let whole = reuse && matches!(hide, Hide::None);
+            let whole = reuse && matches!(hidden, HiddenTasks::None);
             if let (true, Some(m)) = (whole, memo.as_deref()) {
                 if let (Some(w), Some(rows)) = (&m.whole, &m.rows) {
                     if w.budget == budget && w.collapsed == collapsed {
@@ -209,7 +209,7 @@ fn view(
                 Some(e) => e,
                 None => tasks.iter().map(Entry::of).collect(),
             };
-            let panel = hide.panel(
+            let panel = hidden.panel(
                 &entries,
                 Some(list.state().next_id as f64),
                 budget,
@@ -291,11 +291,11 @@ fn view(
                 _ => None,
             };
             let entries = match &tasks {
-                Some(t) => read_entries(lua, t, Need::of(&hide))?
+                Some(t) => read_entries(lua, t, FieldsToRead::for_hidden(&hidden))?
                     .map_err(|at| bad_status("overlay_view", at))?,
                 None => Vec::new(),
             };
-            let panel = hide.panel(&entries, next_id, budget, collapsed);
+            let panel = hidden.panel(&entries, next_id, budget, collapsed);
             let empty = lua.create_table()?;
             let tasks = tasks.unwrap_or_else(|| empty.clone());
             let visible: &[usize] = if collapsed {
@@ -307,7 +307,7 @@ fn view(
             Ok(view_of(rows, counts, &panel))
         }
         _ => {
-            let panel = hide.panel(&[], None, budget, collapsed);
+            let panel = hidden.panel(&[], None, budget, collapsed);
             let (rows, counts) = pick(lua, &lua.create_table()?, &[], &panel)?;
             Ok(view_of(rows, counts, &panel))
         }
@@ -572,7 +572,7 @@ unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool, text: &mut 
 /// Which fields of a host's task tables a panel needs besides `status`: every C API read
 /// costs (LuaJIT cannot compile across them), so nothing is read that cannot change it.
 #[derive(Clone, Copy, PartialEq)]
-enum Need {
+enum FieldsToRead {
     /// No task can be hidden: no ids; `blockedBy` only until one live task waits.
     Nothing,
     /// A live overlay hides completed tasks only: ids of completed tasks; `blockedBy`
@@ -582,20 +582,24 @@ enum Need {
     AllIds,
 }
 
-impl Need {
-    fn of(hide: &Hide) -> Need {
-        match hide {
-            Hide::None => Need::Nothing,
-            Hide::Live(_) => Need::CompletedIds,
-            Hide::Ids(_) => Need::AllIds,
+impl FieldsToRead {
+    fn for_hidden(hidden: &HiddenTasks) -> FieldsToRead {
+        match hidden {
+            HiddenTasks::None => FieldsToRead::Nothing,
+            HiddenTasks::LiveOverlay(_) => FieldsToRead::CompletedIds,
+            HiddenTasks::FixedIds(_) => FieldsToRead::AllIds,
         }
     }
 }
 
-/// Read a host's task array: each entry's status and, as `need` says, its integer id and
+/// Read a host's task array: each entry's status and, as `to_read` says, its integer id and
 /// whether it waits on another (`blocked` is exact until `show_ids` is settled, false
 /// after). `Err(i)`: entry `i` (1-based) is not a task table with a known status.
-fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec<Entry>, usize>> {
+fn read_entries(
+    lua: &Lua,
+    tasks: &Table,
+    to_read: FieldsToRead,
+) -> mlua::Result<Result<Vec<Entry>, usize>> {
     const TASKS: c_int = 1;
     let mut out = Vec::new();
     let mut bad = None;
@@ -625,7 +629,7 @@ fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec
             for i in 1..=n {
                 ffi::lua_rawgeti(l, TASKS, i as _);
                 let entry = if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                    read_entry(l, &keys, &names, need, settled)
+                    read_entry(l, &keys, &names, to_read, settled)
                 } else {
                     None
                 };
@@ -635,12 +639,12 @@ fn read_entries(lua: &Lua, tasks: &Table, need: Need) -> mlua::Result<Result<Vec
                         // Once a task that cannot be hidden waits on another, rows carry
                         // ids whatever the rest say.
                         settled |= e.blocked
-                            && match need {
-                                Need::Nothing => e.status != Status::Deleted,
-                                Need::CompletedIds => {
+                            && match to_read {
+                                FieldsToRead::Nothing => e.status != Status::Deleted,
+                                FieldsToRead::CompletedIds => {
                                     matches!(e.status, Status::Pending | Status::InProgress)
                                 }
-                                Need::AllIds => false,
+                                FieldsToRead::AllIds => false,
                             };
                         out.push(e)
                     }
@@ -676,7 +680,7 @@ unsafe fn read_entry(
     l: L,
     keys: &Keys,
     names: &[*const u8; 4],
-    need: Need,
+    to_read: FieldsToRead,
     settled: bool,
 ) -> Option<Entry> {
     ffi::lua_pushvalue(l, keys.status);
@@ -692,10 +696,10 @@ unsafe fn read_entry(
     }
     ffi::lua_settop(l, -2);
     let status = status?;
-    let wants_id = match need {
-        Need::Nothing => false,
-        Need::CompletedIds => status == Status::Completed,
-        Need::AllIds => true,
+    let wants_id = match to_read {
+        FieldsToRead::Nothing => false,
+        FieldsToRead::CompletedIds => status == Status::Completed,
+        FieldsToRead::AllIds => true,
     };
     let mut id = None;
     if wants_id {
@@ -761,15 +765,15 @@ fn layout(
     budget: usize,
     retired: Option<Table>,
 ) -> mlua::Result<Table> {
-    let mut hide = match &retired {
-        Some(t) => Hide::Ids(retired_ids(t)),
-        None => Hide::None,
+    let mut hidden = match &retired {
+        Some(t) => HiddenTasks::FixedIds(retired_ids(t)),
+        None => HiddenTasks::None,
     };
     let (visible, panel) = match state {
         LuaValue::UserData(ud) if ud.is::<List>() => {
             let list = ud.borrow::<List>()?;
             let entries: Vec<Entry> = list.state().tasks.iter().map(Entry::of).collect();
-            let panel = hide.panel(&entries, None, budget, true);
+            let panel = hidden.panel(&entries, None, budget, true);
             let tasks: Vec<&Task> = panel
                 .layout
                 .visible
@@ -801,9 +805,9 @@ fn layout(
                     ))
                 }
             };
-            let entries = read_entries(lua, &tasks, Need::of(&hide))?
+            let entries = read_entries(lua, &tasks, FieldsToRead::for_hidden(&hidden))?
                 .map_err(|at| bad_status("overlay_layout", at))?;
-            let panel = hide.panel(&entries, None, budget, true);
+            let panel = hidden.panel(&entries, None, budget, true);
             let (visible, _) = pick(lua, &tasks, &panel.layout.visible, &panel)?;
             if panel.layout.visible.is_empty() {
                 visible.set_metatable(Some(array_mt(lua)?))?;

@@ -1,11 +1,7 @@
 //! Snapshots to Lua tables. Every call returns the whole list, so this is the hot path:
 //! the tables are built with the raw C API inside one protected call instead of one
-//! protected call per field through mlua's safe `Table::raw_set`.
-//!
-//! Measured before choosing (release module builds, a 500-task snapshot, µs per build):
-//! LuaJIT 67 raw vs 780 with `create_table_with_capacity` + `raw_set` (11.6×); Lua 5.4
-//! 81 vs 491 (6×). With the raw build `list:apply` stays within 1.5× of plain Lua building
-//! the same tables (README "Performance").
+//! protected call per field through mlua's safe `Table::raw_set`, whose per-field cost
+//! dominated building a snapshot.
 
 use std::cell::RefCell;
 use std::ffi::{c_int, CStr};
@@ -19,10 +15,10 @@ use crate::task::{State, Task};
 
 type L = *mut ffi::lua_State;
 
-/// A list's own buffer for `built` (LuaJIT), and the tasks its slots were last filled
+/// A list's own buffer for `built_in_lua` (LuaJIT), and the tasks its slots were last filled
 /// from (`None`: filled again every time); unused in other flavours.
 #[derive(Default)]
-pub struct Built {
+pub struct ListBuildBuffer {
     table: Option<Table>,
     #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     filled: Vec<Option<Task>>,
@@ -30,7 +26,7 @@ pub struct Built {
     high: usize,
 }
 
-impl Built {
+impl ListBuildBuffer {
     /// The buffer table for `n` tasks, made on first use (LuaJIT); nil elsewhere. A buffer
     /// filled for many more tasks than the list now has is dropped and made afresh, so
     /// an emptied list does not keep its old tasks' strings (issue 18, fault 6: 10.5 MB
@@ -40,7 +36,7 @@ impl Built {
             return Ok(LuaValue::Nil);
         }
         if self.high > 2 * n + 64 {
-            *self = Built::default();
+            *self = ListBuildBuffer::default();
         }
         if self.table.is_none() {
             self.table = Some(lua.create_table()?);
@@ -69,8 +65,10 @@ impl Shared {
             .app_data_ref::<super::Ctx>()
             .map(|ctx| ctx.consts.clone());
         let table = match (&consts, cfg!(feature = "luajit") && n <= REUSED_UP_TO) {
-            (Some(c), true) => match c.raw_get::<LuaValue>(Const::Buffer as i64) {
-                Ok(LuaValue::Table(t)) if c.raw_set(Const::Buffer as i64, false).is_ok() => Some(t),
+            (Some(c), true) => match c.raw_get::<LuaValue>(Const::BuildBuffer as i64) {
+                Ok(LuaValue::Table(t)) if c.raw_set(Const::BuildBuffer as i64, false).is_ok() => {
+                    Some(t)
+                }
                 _ => None,
             },
             _ => None,
@@ -87,7 +85,7 @@ impl Drop for Shared {
     fn drop(&mut self) {
         if let (Some(c), Some(t)) = (&self.consts, self.table.take()) {
             // An existing array slot: no allocation, so this cannot fail for memory.
-            let _ = c.raw_set(Const::Buffer as i64, t);
+            let _ = c.raw_set(Const::BuildBuffer as i64, t);
         }
     }
 }
@@ -245,34 +243,38 @@ unsafe fn set_metadata_and_extra(l: L, t: &Task) {
 /// `consts`, or nil when there is none): a task's keys are then set with `lua_rawset` from
 /// these slots and its status copied from one, where `lua_setfield` and `lua_pushlstring`
 /// would hash and look up each name again for every task.
-///
-/// Measured before choosing (release modules, w2 ~500 tasks, µs per `list:apply(table)`,
-/// module vs the plain-Lua anchor in the same run): LuaJIT 103 vs 93 (1.11), Lua 5.4
-/// 165 vs 201 (0.82) with `lua_setfield`; after, see README "Performance".
-/// The second slot is the consts table's own (for `built`).
-struct Names(
-    Option<c_int>,
-    #[cfg_attr(not(feature = "luajit"), allow(dead_code))] Option<c_int>,
-);
+struct KeySlots {
+    /// The first pushed name's slot (`Const::Id`'s), or `None` when none were pushed.
+    base: Option<c_int>,
+    /// The consts table's own slot (for `built_in_lua`).
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
+    consts: Option<c_int>,
+}
 
-impl Names {
+impl KeySlots {
     /// # Safety
     ///
     /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
     /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn push(l: L, consts: c_int) -> Names {
+    unsafe fn push(l: L, consts: c_int) -> KeySlots {
         if ffi::lua_type(l, consts) != ffi::LUA_TTABLE || ffi::lua_checkstack(l, 16) == 0 {
-            return Names(None, None);
+            return KeySlots {
+                base: None,
+                consts: None,
+            };
         }
         let base = ffi::lua_gettop(l) + 1;
         for k in Const::Id as c_int..=Const::Deleted as c_int {
             ffi::lua_rawgeti(l, consts, k as _);
         }
-        Names(Some(base), Some(consts))
+        KeySlots {
+            base: Some(base),
+            consts: Some(consts),
+        }
     }
 }
 
-/// The stack slot of status `s`'s name among the names `Names::push` pushed from `base`.
+/// The stack slot of status `s`'s name among the names `KeySlots::push` pushed from `base`.
 fn status_slot(base: c_int, s: crate::task::Status) -> c_int {
     base + (Const::Pending as c_int - Const::Id as c_int) + s as c_int
 }
@@ -324,17 +326,17 @@ unsafe fn push_task_named(l: L, base: c_int, t: &Task) {
 ///
 /// # Safety
 ///
-/// Inside `raw::exec`, with the slots of `names` and `buf` valid.
+/// Inside `raw::exec`, with the slots of `keys` and `buf` valid.
 unsafe fn push_tasks(
     l: L,
     tasks: &[Task],
-    names: &Names,
+    keys: &KeySlots,
     buf: c_int,
     filled: Option<&mut Vec<Option<Task>>>,
 ) {
     #[cfg(feature = "luajit")]
-    if let Some((base, consts)) = names.0.zip(names.1) {
-        if built::push_tasks(l, tasks, base, consts, buf, filled) {
+    if let Some((base, consts)) = keys.base.zip(keys.consts) {
+        if built_in_lua::push_tasks(l, tasks, base, consts, buf, filled) {
             return;
         }
     }
@@ -342,7 +344,7 @@ unsafe fn push_tasks(
     let _ = (buf, filled);
     new_array(l, tasks.len());
     for (i, t) in tasks.iter().enumerate() {
-        match names.0 {
+        match keys.base {
             Some(base) => push_task_named(l, base, t),
             None => push_task(l, t),
         }
@@ -358,12 +360,8 @@ unsafe fn push_tasks(
 /// array (`lua_rawseti`, no hashing) and `TASK_BUILDER` makes the tables. A task whose
 /// fields are not all plain (metadata, fields the model does not know) is built by the
 /// C side whole and passed through.
-///
-/// Measured before choosing (LuaJIT 2.1, release module, w2 ~500 tasks, µs per
-/// `list:apply(table)`, module vs the plain-Lua anchor in the same run): 88 vs 96 (0.92)
-/// built with the C API; after, see README "Performance".
 #[cfg(feature = "luajit")]
-mod built {
+mod built_in_lua {
     use super::*;
 
     /// Buffer slots per task: kind, id, subject, status, description, activeForm, owner,
@@ -372,7 +370,7 @@ mod built {
 
     /// # Safety
     ///
-    /// Inside `raw::exec`, with `base` from `Names::push`, `consts` the consts table's slot
+    /// Inside `raw::exec`, with `base` from `KeySlots::push`, `consts` the consts table's slot
     /// and `buf` a buffer table's slot (or any other value: a buffer is made).
     pub unsafe fn push_tasks(
         l: L,
@@ -385,7 +383,7 @@ mod built {
         if ffi::lua_checkstack(l, 12) == 0 {
             return false;
         }
-        ffi::lua_rawgeti(l, consts, Const::Builder as _);
+        ffi::lua_rawgeti(l, consts, Const::TaskBuilder as _);
         if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
             ffi::lua_settop(l, -2);
             return false;
@@ -507,7 +505,7 @@ mod built {
     }
 }
 
-/// The Lua side of `built` (LuaJIT only; compiled by the JIT).
+/// The Lua side of `built_in_lua` (LuaJIT only; compiled by the JIT).
 #[cfg(feature = "luajit")]
 const TASK_BUILDER: &str = include_str!("../../lua/rpiv_todo/native/task_builder.lua");
 
@@ -541,26 +539,26 @@ pub fn state(lua: &Lua, array_mt: &Table, s: &State) -> mlua::Result<Table> {
     state_with(lua, array_mt, s, None)
 }
 
-/// `state`, reusing a list's `Built` when one is given (and not in use).
+/// `state`, reusing a list's `ListBuildBuffer` when one is given (and not in use).
 pub fn state_with(
     lua: &Lua,
     array_mt: &Table,
     s: &State,
-    built: Option<&RefCell<Built>>,
+    list_buffer: Option<&RefCell<ListBuildBuffer>>,
 ) -> mlua::Result<Table> {
-    let mut own = built.and_then(|b| b.try_borrow_mut().ok());
+    let mut own = list_buffer.and_then(|b| b.try_borrow_mut().ok());
     let (buf, _shared) = buffer(lua, own.as_deref_mut(), s.tasks.len())?;
     // SAFETY: the closure only pushes values onto the stack and leaves exactly one
     // result; it holds no value with a destructor, so a Lua error unwinding through it
     // (out of memory) leaks nothing (`own` and `shared` live out here).
     unsafe {
         crate::lua::raw::exec(lua, (array_mt, consts(lua), buf), |l| {
-            let names = Names::push(l, 2);
+            let keys = KeySlots::push(l, 2);
             ffi::lua_createtable(l, 0, 2);
             push_tasks(
                 l,
                 &s.tasks,
-                &names,
+                &keys,
                 3,
                 own.as_deref_mut().map(|b| &mut b.filled),
             );
@@ -573,7 +571,11 @@ pub fn state_with(
 
 /// The build buffer for `n` tasks: a list's own when it has one, else the state's shared
 /// one (held by the returned `Shared` until it is dropped).
-fn buffer(lua: &Lua, own: Option<&mut Built>, n: usize) -> mlua::Result<(LuaValue, Shared)> {
+fn buffer(
+    lua: &Lua,
+    own: Option<&mut ListBuildBuffer>,
+    n: usize,
+) -> mlua::Result<(LuaValue, Shared)> {
     match own {
         Some(b) => Ok((
             b.table(lua, n)?,
@@ -609,18 +611,18 @@ pub fn result(
     action: LuaValue,
     params: LuaValue,
     s: &State,
-    built: Option<&RefCell<Built>>,
+    list_buffer: Option<&RefCell<ListBuildBuffer>>,
 ) -> mlua::Result<Table> {
     const ACTION: c_int = 2;
     const PARAMS: c_int = 3;
     const CONSTS: c_int = 4;
     const BUF: c_int = 5;
-    let mut own = built.and_then(|b| b.try_borrow_mut().ok());
+    let mut own = list_buffer.and_then(|b| b.try_borrow_mut().ok());
     let (buf, _shared) = buffer(lua, own.as_deref_mut(), s.tasks.len())?;
     // SAFETY: as in `state_with`.
     unsafe {
         crate::lua::raw::exec(lua, (array_mt, action, params, consts(lua), buf), |l| {
-            let names = Names::push(l, CONSTS);
+            let keys = KeySlots::push(l, CONSTS);
             ffi::lua_createtable(l, 0, 2);
             // content
             ffi::lua_createtable(l, 1, 0);
@@ -638,7 +640,7 @@ pub fn result(
             push_tasks(
                 l,
                 &s.tasks,
-                &names,
+                &keys,
                 BUF,
                 own.as_deref_mut().map(|b| &mut b.filled),
             );
@@ -678,7 +680,7 @@ mod tests {
         super::super::exports(&lua).unwrap();
         let ctx = super::super::Ctx::get(&lua).unwrap();
         let same = super::super::same_tables(&lua);
-        let builder: LuaValue = ctx.consts.raw_get(Const::Builder as i64).unwrap();
+        let builder: LuaValue = ctx.consts.raw_get(Const::TaskBuilder as i64).unwrap();
         assert!(
             matches!(builder, LuaValue::Function(_)),
             "LuaJIT has a builder"
@@ -686,10 +688,12 @@ mod tests {
         for s in [sample(), State::default()] {
             let built = state(&lua, &ctx.array_mt, &s).unwrap();
             let again = state(&lua, &ctx.array_mt, &s).unwrap();
-            ctx.consts.raw_set(Const::Builder as i64, false).unwrap();
+            ctx.consts
+                .raw_set(Const::TaskBuilder as i64, false)
+                .unwrap();
             let in_c = state(&lua, &ctx.array_mt, &s).unwrap();
             ctx.consts
-                .raw_set(Const::Builder as i64, builder.clone())
+                .raw_set(Const::TaskBuilder as i64, builder.clone())
                 .unwrap();
             let bad: Option<String> = same.call((built.clone(), in_c)).unwrap();
             assert_eq!(bad, None);
@@ -719,7 +723,7 @@ mod tests {
         let core = super::super::exports(&lua).unwrap();
         let ctx = super::super::Ctx::get(&lua).unwrap();
         let same = super::super::same_tables(&lua);
-        let builder: LuaValue = ctx.consts.raw_get(Const::Builder as i64).unwrap();
+        let builder: LuaValue = ctx.consts.raw_get(Const::TaskBuilder as i64).unwrap();
         let fresh: Function = lua
             .load(
                 "local a, b = ...
@@ -752,10 +756,12 @@ mod tests {
                     .unwrap()
                     .get("tasks")
                     .unwrap();
-                ctx.consts.raw_set(Const::Builder as i64, false).unwrap();
+                ctx.consts
+                    .raw_set(Const::TaskBuilder as i64, false)
+                    .unwrap();
                 let in_c: Table = list.call_method("state", ()).unwrap();
                 ctx.consts
-                    .raw_set(Const::Builder as i64, builder.clone())
+                    .raw_set(Const::TaskBuilder as i64, builder.clone())
                     .unwrap();
                 let bad: Option<String> = same
                     .call((tasks.clone(), in_c.get::<Table>("tasks").unwrap()))
@@ -815,7 +821,7 @@ mod tests {
         let lua = Lua::new();
         super::super::exports(&lua).unwrap();
         let ctx = super::super::Ctx::get(&lua).unwrap();
-        let buffer: LuaValue = ctx.consts.raw_get(Const::Buffer as i64).unwrap();
+        let buffer: LuaValue = ctx.consts.raw_get(Const::BuildBuffer as i64).unwrap();
         assert!(matches!(buffer, LuaValue::Table(_)), "a shared buffer");
         // A count hook raises inside the builder (the only Lua code that runs).
         lua.set_hook(
@@ -826,7 +832,7 @@ mod tests {
         let r = state(&lua, &ctx.array_mt, &sample());
         lua.remove_hook();
         assert!(r.is_err(), "the build raised");
-        let after: LuaValue = ctx.consts.raw_get(Const::Buffer as i64).unwrap();
+        let after: LuaValue = ctx.consts.raw_get(Const::BuildBuffer as i64).unwrap();
         assert_eq!(after, buffer, "the same buffer is back in its slot");
     }
 

@@ -1,6 +1,6 @@
 -- rpiv_todo.native.task_builder: LuaJIT's builder of result task tables (the native
--- module loads this file; see `built` in src/lua/to_lua.rs). The C side writes each task's
--- values into the flat array `buf`, 8 slots a task (kind, id, subject, status,
+-- module loads this file; see `built_in_lua` in src/lua/to_lua.rs). The C side writes
+-- each task's values into the flat array `buf`, 8 slots a task (kind, id, subject, status,
 -- description, activeForm, owner, blockedBy); this function, compiled by the JIT, makes
 -- the tables with constructors, which store into known slots where the C API would hash
 -- every key. Kind 0: the three required fields; 1: and activeForm; 2: any optional
