@@ -35,13 +35,7 @@ local options = require("rpiv_todo.adapters.options")
 
 H.OPTIONS = {
   { "session", "a session id string or a function(source, chat) returning one", options.is_session },
-  {
-    "group",
-    "a non-empty string",
-    function(v)
-      return type(v) == "string" and v ~= ""
-    end,
-  },
+  { "group", "a non-empty string", options.is_name },
 }
 
 -- The group of the function: `@rpiv_todo` in a prompt or `tools = "rpiv_todo"` enables it.

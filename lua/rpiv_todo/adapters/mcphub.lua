@@ -31,13 +31,7 @@ local options = require("rpiv_todo.adapters.options")
 
 H.OPTIONS = {
   { "session", "a session id string or a function(req) returning one", options.is_session },
-  {
-    "server",
-    "a non-empty string",
-    function(v)
-      return type(v) == "string" and v ~= ""
-    end,
-  },
+  { "server", "a non-empty string", options.is_name },
 }
 
 -- The native server's name, and the URI of the /todos resource.

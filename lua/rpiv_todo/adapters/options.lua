@@ -63,6 +63,13 @@ function M.is_boolean(v)
   return type(v) == "boolean"
 end
 
+---A name: a non-empty string.
+---@param v any
+---@return boolean
+function M.is_name(v)
+  return type(v) == "string" and v ~= ""
+end
+
 ---@param v any
 ---@return boolean
 function M.is_function(v)
