@@ -20,14 +20,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT" || exit 1
 
 find_emmylua() {
-    local bin
-    for bin in "$(command -v emmylua_check)" "${CARGO_HOME:-$HOME/.cargo}/bin/emmylua_check"; do
-        if [[ -n $bin && -x $bin ]]; then
-            echo "$bin"
-            return 0
-        fi
-    done
-    return 1
+    find_cargo_bin emmylua_check
 }
 
 bin=$(find_emmylua) || { echo "emmylua_check is not installed (cargo install emmylua_check --locked)"; exit 1; }

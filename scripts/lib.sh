@@ -98,3 +98,16 @@ summary() {
     printf '%d steps, %d failed, %ss in all\n' "${#STEP_NAMES[@]}" "$failed" "$SECONDS"
     [[ $failed -eq 0 ]]
 }
+
+# find_cargo_bin NAME: NAME on PATH, else where `cargo install` puts it (printed); fails
+# when neither has it.
+find_cargo_bin() {
+    local bin
+    for bin in "$(command -v "$1")" "${CARGO_HOME:-$HOME/.cargo}/bin/$1"; do
+        if [[ -n $bin && -x $bin ]]; then
+            echo "$bin"
+            return 0
+        fi
+    done
+    return 1
+}

@@ -138,26 +138,12 @@ install_tools() {
 
 # StyLua on PATH, else where `cargo install` puts it.
 find_stylua() {
-    local bin
-    for bin in "$(command -v stylua)" "${CARGO_HOME:-$HOME/.cargo}/bin/stylua"; do
-        if [[ -n $bin && -x $bin ]]; then
-            echo "$bin"
-            return 0
-        fi
-    done
-    return 1
+    find_cargo_bin stylua
 }
 
 # emmylua_check on PATH, else where `cargo install` puts it.
 find_emmylua() {
-    local bin
-    for bin in "$(command -v emmylua_check)" "${CARGO_HOME:-$HOME/.cargo}/bin/emmylua_check"; do
-        if [[ -n $bin && -x $bin ]]; then
-            echo "$bin"
-            return 0
-        fi
-    done
-    return 1
+    find_cargo_bin emmylua_check
 }
 
 stylua_check() {

@@ -4,7 +4,8 @@
 -- the message must say to rebuild. In-process: the repository leaves 'runtimepath' and
 -- package.loaded for the duration, and both come back afterwards.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
 H.root = T.root()
@@ -22,34 +23,6 @@ function H.copy_scripts(dir)
   return dest
 end
 
----Run `fn` with only `dir` (and $VIMRUNTIME) on 'runtimepath' and no rpiv_todo module loaded.
-function H.isolated(dir, fn)
-  local saved_rtp = vim.o.runtimepath
-  local saved = {}
-  for name, mod in pairs(package.loaded) do
-    if name == "rpiv_todo" or name:sub(1, 10) == "rpiv_todo." then
-      saved[name] = mod
-    end
-  end
-  for name in pairs(saved) do
-    package.loaded[name] = nil
-  end
-  vim.o.runtimepath = dir .. "," .. vim.env.VIMRUNTIME
-  local ok, err = pcall(fn)
-  vim.o.runtimepath = saved_rtp
-  for name in pairs(package.loaded) do
-    if name == "rpiv_todo" or name:sub(1, 10) == "rpiv_todo." then
-      package.loaded[name] = nil
-    end
-  end
-  for name, mod in pairs(saved) do
-    package.loaded[name] = mod
-  end
-  if not ok then
-    error(err, 0)
-  end
-end
-
 T.test("the real build loads first (baseline)", function()
   local todo = require("rpiv_todo")
   T.eq(todo.core.version, H.version, "version")
@@ -63,7 +36,7 @@ T.test("a missing native library is one notification naming the plugin's path an
   vim.notify = function(msg, level)
     notes[#notes + 1] = { msg = msg, level = level }
   end
-  local ok, err = pcall(H.isolated, dir, function()
+  local ok, err = pcall(N.isolated, dir, function()
     -- What a config does at startup: it must not stop the rest of the config.
     local loaded, todo = pcall(require, "rpiv_todo")
     T.eq(loaded, true, "require does not raise in Neovim: " .. tostring(todo))
@@ -140,7 +113,7 @@ T.test("a native library of another version is refused: one message with both ve
   vim.notify = function(msg, level)
     notes[#notes + 1] = { msg = msg, level = level }
   end
-  local ok, err = pcall(H.isolated, dir, function()
+  local ok, err = pcall(N.isolated, dir, function()
     local loaded, todo = pcall(require, "rpiv_todo")
     T.eq(loaded, true, "require does not raise in Neovim: " .. tostring(todo))
     local used, msg = pcall(function()
@@ -192,7 +165,7 @@ end)
 T.test(":checkhealth reports the missing library as an ERROR with the build step", function()
   local dir = vim.fn.tempname()
   H.copy_scripts(dir)
-  H.isolated(dir, function()
+  N.isolated(dir, function()
     require("rpiv_todo.health") -- from the copy
     vim.cmd("checkhealth rpiv_todo")
     local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
@@ -214,7 +187,7 @@ T.test(":checkhealth reports a stale library as an ERROR naming both versions an
   local dir = vim.fn.tempname()
   local dest = H.copy_scripts(dir)
   vim.fn.writefile({ 'return { version = "0.0.0-stale", flavour = "luajit" }' }, dest .. "/core.lua")
-  H.isolated(dir, function()
+  N.isolated(dir, function()
     local text = H.health()
     T.contains(text, "ERROR", "an error is reported")
     T.contains(text, "0.0.0-stale", "the library's version")
@@ -228,7 +201,7 @@ T.test(":checkhealth reports a library built for another Lua as an ERROR", funct
   local dir = vim.fn.tempname()
   local dest = H.copy_scripts(dir)
   vim.fn.writefile({ 'return { version = "' .. H.version .. '", flavour = "lua54" }' }, dest .. "/core.lua")
-  H.isolated(dir, function()
+  N.isolated(dir, function()
     local text = H.health()
     T.contains(text, "ERROR", "an error is reported")
     T.contains(text, "lua54", "names the flavour found")
@@ -269,7 +242,7 @@ T.test("a missing native library: a value the scripts read (array_mt) raises the
   H.copy_scripts(dir)
   local notify = vim.notify
   vim.notify = function() end
-  H.isolated(dir, function()
+  N.isolated(dir, function()
     local ok, err = pcall(function()
       return require("rpiv_todo.native").array_mt
     end)

@@ -13,7 +13,8 @@
 --   * N.capture_notify(holder): vim.notify records into holder.notes instead of printing;
 --   * N.fresh(setup_opts, nvim_opts): fresh sessions and a freshly attached front end;
 --   * N.tempdir() and N.cleanup(): scratch folders removed at the end;
---   * N.run_child: tests/nvim/child.lua's runner of a child Neovim.
+--   * N.run_child: tests/nvim/child.lua's runner of a child Neovim;
+--   * N.isolated(dir, fn): fn with only dir on 'runtimepath' and no rpiv_todo module loaded.
 
 local M = {}
 local H = { dirs = {} }
@@ -71,5 +72,33 @@ function M.cleanup()
 end
 
 M.run_child = dofile(M.root .. "/tests/nvim/child.lua").run
+
+---Run `fn` with only `dir` (and $VIMRUNTIME) on 'runtimepath' and no rpiv_todo module loaded.
+function M.isolated(dir, fn)
+  local saved_rtp = vim.o.runtimepath
+  local saved = {}
+  for name, mod in pairs(package.loaded) do
+    if name == "rpiv_todo" or name:sub(1, 10) == "rpiv_todo." then
+      saved[name] = mod
+    end
+  end
+  for name in pairs(saved) do
+    package.loaded[name] = nil
+  end
+  vim.o.runtimepath = dir .. "," .. vim.env.VIMRUNTIME
+  local ok, err = pcall(fn)
+  vim.o.runtimepath = saved_rtp
+  for name in pairs(package.loaded) do
+    if name == "rpiv_todo" or name:sub(1, 10) == "rpiv_todo." then
+      package.loaded[name] = nil
+    end
+  end
+  for name, mod in pairs(saved) do
+    package.loaded[name] = mod
+  end
+  if not ok then
+    error(err, 0)
+  end
+end
 
 return M

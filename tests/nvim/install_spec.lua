@@ -5,7 +5,8 @@
 -- one message naming both versions and :TodosInstall), and :checkhealth's install lines.
 -- The end-to-end installs (a local release on 127.0.0.1) are in tests/install/.
 
-local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
+local N = dofile(os.getenv("RPIV_ROOT") .. "/tests/nvim/helpers.lua")
+local T = N.T
 local H = {}
 
 H.root = T.root()
@@ -105,33 +106,6 @@ function H.copy_scripts(dir)
   end
 end
 
--- `fn` with only `dir` on 'runtimepath' and no rpiv_todo module loaded; all back after.
-function H.isolated(dir, fn)
-  local saved_rtp, saved = vim.o.runtimepath, {}
-  for name, mod in pairs(package.loaded) do
-    if name == "rpiv_todo" or name:sub(1, 10) == "rpiv_todo." then
-      saved[name] = mod
-    end
-  end
-  for name in pairs(saved) do
-    package.loaded[name] = nil
-  end
-  vim.o.runtimepath = dir .. "," .. vim.env.VIMRUNTIME
-  local ok, err = pcall(fn)
-  vim.o.runtimepath = saved_rtp
-  for name in pairs(package.loaded) do
-    if name == "rpiv_todo" or name:sub(1, 10) == "rpiv_todo." then
-      package.loaded[name] = nil
-    end
-  end
-  for name, mod in pairs(saved) do
-    package.loaded[name] = mod
-  end
-  if not ok then
-    error(err, 0)
-  end
-end
-
 -- A plugin folder whose lib/ holds the real build under a versioned name, with a record
 -- saying `version`.
 function H.installed_copy(version)
@@ -153,7 +127,7 @@ end
 
 T.test("the loader finds the installed module by its versioned name", function()
   local dir, path = H.installed_copy(H.version)
-  H.isolated(dir, function()
+  N.isolated(dir, function()
     local result = require("rpiv_todo").session("lib"):execute({ action = "create", subject = "From lib" })
     T.eq(result.content[1].text, "Created #1: From lib (pending)", "tool call")
     T.eq(require("rpiv_todo.installed").loaded.path, path, "loaded from lib/")
@@ -165,7 +139,7 @@ end)
 T.test(":checkhealth shows the triple, the libc, the module's path and version, how it came, the base URL", function()
   local dir, path = H.installed_copy(H.version)
   local text
-  H.isolated(dir, function()
+  N.isolated(dir, function()
     -- Nothing loaded yet: the health check finds the installed module as the loader does.
     vim.cmd("checkhealth rpiv_todo")
     text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
@@ -198,7 +172,7 @@ T.test("an installed module of another version: one message with both versions a
   vim.notify = function(msg, level)
     notes[#notes + 1] = { msg = msg, level = level }
   end
-  local ok, err = pcall(H.isolated, dir, function()
+  local ok, err = pcall(N.isolated, dir, function()
     local todo = require("rpiv_todo")
     local used, msg = pcall(function()
       return todo.session("x"):execute({ action = "list" })
