@@ -382,51 +382,26 @@ T.test("the foreground session is default until the host names another", functio
   T.eq(#todo.session("default"):state().tasks, 1)
 end)
 
-T.test("tool().execute and session:execute give the same results", function()
-  local calls = {
-    { action = "create", subject = "Parse", activeForm = "Parsing" },
-    { action = "create", subject = "Check", blockedBy = { 1 } },
-    { action = "update", id = 1, status = "in_progress" },
-    { action = "update", id = 2, status = "in_progress", addBlockedBy = { 2 } },
-    { action = "update", id = 1, status = "completed" },
-    { action = "update", id = 1, status = "completed" },
-    { action = "get", id = 2 },
-    { action = "list", includeDeleted = true },
-    { action = "delete", id = 2 },
-    { action = "clear" },
-  }
+T.test("tool().execute runs each call, table or JSON text, in the session ctx names", function()
   local execute = todo.tool().execute
-  local s = todo.session("direct")
-  for n, params in ipairs(calls) do
-    local via_tool = execute(params, { session = "via-tool" })
-    local direct = s:execute(params)
-    T.eq(H.text(via_tool), H.text(direct), "call " .. n .. " content")
-    T.same(via_tool.details, direct.details, "call " .. n .. " details")
-  end
+  local ctx = { session = "via-tool" }
+  local replies = {
+    H.text(execute({ action = "create", subject = "Parse", activeForm = "Parsing" }, ctx)),
+    H.text(execute('{"action":"create","subject":"Check","blockedBy":[1]}', ctx)),
+    H.text(execute({ action = "update", id = 1, status = "in_progress" }, ctx)),
+    H.text(execute('{"action":"list"}', ctx)),
+    H.text(execute({ action = "get", id = 2 }, ctx)),
+  }
+  T.same(replies, {
+    "Created #1: Parse (pending)",
+    "Created #2: Check (pending)",
+    "Updated #1 (pending → in_progress)",
+    "[in_progress] #1 Parse (Parsing)\n[pending] #2 Check ⛓ #1",
+    "#2 [pending] Check\n  blockedBy: #1",
+  }, "replies")
+  T.eq(H.text(execute('{"action":"update","id":"1"}', ctx)):sub(1, 7), "Error: ", "a bad id is an in-band error")
+  T.eq(todo.session("via-tool"):state().nextId, 3, "the named session holds the list")
   T.eq(#todo.session("default"):state().tasks, 0, "default session untouched")
-end)
-
-T.test("tool().execute and session:execute agree on JSON text too", function()
-  local calls = {
-    '{"action":"create","subject":"Parse","activeForm":"Parsing"}',
-    '{"action":"create","subject":"Check","blockedBy":[1]}',
-    '{"action":"update","id":1,"status":"in_progress"}',
-    '{"action":"update","id":2,"addBlockedBy":[2]}',
-    '{"action":"update","id":1,"status":"completed"}',
-    '{"action":"list","includeDeleted":true}',
-    '{"action":"update","id":"1"}',
-    '{"action":"clear"}',
-  }
-  local execute = todo.tool().execute
-  local s = todo.session("json-direct")
-  for n, text in ipairs(calls) do
-    local via_tool = execute(text, { session = "json-via-tool" })
-    local direct = s:execute(text)
-    T.eq(H.text(via_tool), H.text(direct), "call " .. n .. " content")
-    T.same(via_tool.details.tasks, direct.details.tasks, "call " .. n .. " tasks")
-    T.eq(via_tool.details.nextId, direct.details.nextId, "call " .. n .. " nextId")
-  end
-  T.eq(H.text(s:execute('{"action":"update","id":"1"}')):sub(1, 7), "Error: ", "a bad id is an in-band error")
 end)
 
 T.test("/todos without a source reads the foreground session", function()
