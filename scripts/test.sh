@@ -400,7 +400,7 @@ spec_header() {
 }
 
 agent_specs() {
-    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} capture="$SCRATCH/agents" captured=0
+    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} capture="$SCRATCH/agents" captured=0 unpinned=0
     local spec needs each var values value dir missing env name
     [[ -d $deps ]] && deps=$(cd "$deps" && pwd)
     rm -rf "$capture"
@@ -424,6 +424,7 @@ agent_specs() {
             name="$(rel "$spec") (${value:-${needs%% *}}, $(nvim_label "$NVIM_NEW"))"
             if [[ -n $missing ]]; then
                 absent "$name" "skipped: no pinned${missing} in $deps (set RPIV_DEPS)"
+                [[ $(spec_header "$spec" capture) == yes ]] && unpinned=1
             elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
                 skip "$name" "no current Neovim"
             elif ! steps_passed "place the luajit build"; then
@@ -437,6 +438,9 @@ agent_specs() {
     if ((captured)); then
         step "agent request bodies: draft 2020-12, draft-07, OpenAI strict; ACP plan updates" \
             python3 "$ROOT/tests/agents/check_requests.py" "$capture" "$deps"
+    elif ((unpinned)); then
+        absent "agent request bodies (tests/agents/check_requests.py)" \
+            "skipped: the specs that record them need pinned plugins missing from $deps (set RPIV_DEPS)"
     else
         skip "agent request bodies (tests/agents/check_requests.py)" "no agent spec recorded any"
     fi
