@@ -50,6 +50,19 @@ function M.root()
   return H.root
 end
 
+H.tempdirs = {}
+
+---A fresh scratch directory (POSIX shell: these specs run on Linux and macOS), removed
+---with everything in it when the spec calls T.finish().
+---@return string path
+function M.tempdir()
+  local path = os.tmpname()
+  os.remove(path)
+  assert(os.execute("mkdir -p '" .. path .. "'"))
+  H.tempdirs[#H.tempdirs + 1] = path
+  return path
+end
+
 ---True inside Neovim.
 ---@return boolean
 function M.in_nvim()
@@ -369,6 +382,10 @@ end
 ---check ran at all (a spec that tests nothing proves nothing).
 ---@param name? string the spec's name for the tally line (default: its file name)
 function M.finish(name)
+  for _, dir in ipairs(H.tempdirs) do
+    os.execute("rm -rf '" .. dir .. "'")
+  end
+  H.tempdirs = {}
   if not name then
     local source = debug.getinfo(2, "S").source
     name = source:match("([^/\\]+)%.lua$") or "spec"

@@ -10,15 +10,7 @@ local H = {}
 
 local core = require("rpiv_todo.core")
 
--- A fresh scratch directory (POSIX shell).
-function H.tempdir()
-  local path = os.tmpname()
-  os.remove(path)
-  assert(os.execute("mkdir -p '" .. path .. "'"))
-  H.dirs[#H.dirs + 1] = path
-  return path
-end
-H.dirs = {}
+H.tempdir = T.tempdir
 
 function H.sh(cmd)
   local ok = os.execute(cmd)
@@ -114,7 +106,4 @@ T.test("a call that would add more than a list file can load back is refused nam
   require("rpiv_todo").shutdown("bounded")
 end)
 
-for _, dir in ipairs(H.dirs) do
-  os.execute("rm -rf '" .. dir .. "'")
-end
 T.finish()

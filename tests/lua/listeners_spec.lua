@@ -112,13 +112,7 @@ T.test("without a reporter a failing listener is silent and the call still succe
   T.eq(result.content[1].text, "Created #1: A (pending)", "the call answers")
 end)
 
--- A fresh scratch directory (POSIX shell, as persist_spec.lua).
-local function tempdir()
-  local path = os.tmpname()
-  os.remove(path)
-  assert(os.execute("mkdir -p '" .. path .. "'"))
-  return path
-end
+local tempdir = T.tempdir
 
 T.test("persistence still saves after a listener registered before it fails", function()
   local dir = tempdir()

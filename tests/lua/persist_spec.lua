@@ -13,15 +13,7 @@ local todo = require("rpiv_todo")
 local core = require("rpiv_todo.core")
 local persist = require("rpiv_todo.persist")
 
--- A fresh scratch directory (POSIX shell; these specs run on Linux and macOS).
-function H.tempdir()
-  local path = os.tmpname()
-  os.remove(path)
-  assert(os.execute("mkdir -p '" .. path .. "'"))
-  H.dirs[#H.dirs + 1] = path
-  return path
-end
-H.dirs = {}
+H.tempdir = T.tempdir
 
 function H.read(path)
   local f = io.open(path, "rb")
@@ -446,7 +438,4 @@ T.test("a session the host shuts down takes its file with it, unless another pro
 end)
 
 persist.disable()
-for _, dir in ipairs(H.dirs) do
-  os.execute("rm -rf '" .. dir .. "'")
-end
 T.finish("persist")
