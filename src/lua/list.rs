@@ -6,7 +6,8 @@ use std::cell::{Cell, RefCell};
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 use serde_json::{Map, Value};
 
-use super::{from_lua, guarded, to_lua, Ctx};
+use super::raw::write;
+use super::{from_lua, guarded, Ctx};
 use crate::call::{parse, run};
 use crate::error::Error;
 use crate::reducer::Reply;
@@ -24,8 +25,6 @@ pub struct List {
     /// The last panel view drawn from this list (`overlay::view`): reused whole while the
     /// list is unchanged, row by row after a change.
     pub(super) view: RefCell<super::overlay::ViewMemo>,
-    /// The buffer its snapshots are built from (`to_lua::ListBuildBuffer`, LuaJIT).
-    build_buffer: RefCell<to_lua::ListBuildBuffer>,
 }
 
 impl List {
@@ -57,7 +56,7 @@ impl List {
 pub fn call(lua: &Lua, ctx: &Ctx, state: &mut State, params: LuaValue) -> mlua::Result<Table> {
     let args = Args::read(lua, ctx, params)?;
     let reply = run(state, args.parsed.as_ref().map_err(Clone::clone));
-    args.result(lua, ctx, &reply, state, None)
+    args.result(lua, ctx, &reply, state)
 }
 
 /// A call's arguments, read from Lua before the list is touched: the checked value, and
@@ -74,12 +73,12 @@ impl Args {
             LuaValue::String(s) => {
                 let parsed = parse(&s.as_bytes());
                 let echo = match &parsed {
-                    Ok(v) => to_lua::json(lua, &ctx.array_mt, v)?,
+                    Ok(v) => write::json(lua, &ctx.array_mt, v)?,
                     Err(_) => LuaValue::Table(lua.create_table()?),
                 };
                 let action = match &parsed {
                     Ok(Value::Object(m)) => match m.get("action") {
-                        Some(a) => to_lua::json(lua, &ctx.array_mt, a)?,
+                        Some(a) => write::json(lua, &ctx.array_mt, a)?,
                         None => LuaValue::Nil,
                     },
                     _ => LuaValue::Nil,
@@ -104,23 +103,8 @@ impl Args {
         })
     }
 
-    fn result(
-        self,
-        lua: &Lua,
-        ctx: &Ctx,
-        reply: &Reply,
-        state: &State,
-        list_buffer: Option<&RefCell<to_lua::ListBuildBuffer>>,
-    ) -> mlua::Result<Table> {
-        to_lua::result(
-            lua,
-            &ctx.array_mt,
-            reply,
-            self.action,
-            self.echo,
-            state,
-            list_buffer,
-        )
+    fn result(self, lua: &Lua, ctx: &Ctx, reply: &Reply, state: &State) -> mlua::Result<Table> {
+        write::result(lua, &ctx.array_mt, reply, self.action, self.echo, state)
     }
 }
 
@@ -207,7 +191,7 @@ impl UserData for List {
                     None => busy(),
                 };
                 let list = ud.borrow::<List>()?;
-                args.result(lua, &ctx, &reply, &list.state, Some(&list.build_buffer))
+                args.result(lua, &ctx, &reply, &list.state)
             })
         });
         m.add_function(
@@ -234,7 +218,7 @@ impl UserData for List {
         m.add_method("state", |lua, this, ()| {
             guarded(lua, "list:state", || {
                 let ctx = Ctx::get(lua)?;
-                to_lua::state_with(lua, &ctx.array_mt, &this.state, Some(&this.build_buffer))
+                write::state(lua, &ctx.array_mt, &this.state)
             })
         });
         m.add_method("state_json", |lua, this, ()| {

@@ -8,7 +8,6 @@ mod overlay;
 mod raw;
 mod store;
 mod strict;
-mod to_lua;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -23,11 +22,9 @@ use list::List;
 #[derive(Clone)]
 pub struct Ctx {
     pub array_mt: Table,
-    /// mlua's serde array marker: a Rust host's `lua.to_value` puts it on arrays.
-    serde_mt: Table,
-    /// Neovim's `vim.NIL`, when loaded inside Neovim.
-    vim_nil: Option<LuaValue>,
-    /// What the raw reads compare with, made once (`from_lua::Const` names the slots).
+    /// What the raw reads and writes compare with and copy, made once (`raw::Const` names
+    /// the slots): the array markers (ours or cjson's, and mlua's serde marker, which a Rust
+    /// host's `lua.to_value` puts on arrays), `vim.NIL` inside Neovim, interned names.
     consts: Table,
 }
 
@@ -57,27 +54,12 @@ impl Ctx {
         let serde_mt = lua.array_metatable();
         let consts = lua.create_table()?;
         consts.raw_push(array_mt.clone())?;
-        consts.raw_push(serde_mt.clone())?;
-        consts.raw_push(vim_nil.clone().unwrap_or(LuaValue::Boolean(false)))?;
-        for s in from_lua::Const::STRINGS {
+        consts.raw_push(serde_mt)?;
+        consts.raw_push(vim_nil.unwrap_or(LuaValue::Boolean(false)))?;
+        for s in raw::Const::STRINGS {
             consts.raw_push(s)?;
         }
-        #[cfg(feature = "luajit")]
-        {
-            consts.raw_push(to_lua::task_builder(lua)?)?;
-            consts.raw_push(lua.create_table()?)?;
-        }
-        #[cfg(not(feature = "luajit"))]
-        {
-            consts.raw_push(false)?;
-            consts.raw_push(false)?;
-        }
-        Ok(Ctx {
-            array_mt,
-            serde_mt,
-            vim_nil,
-            consts,
-        })
+        Ok(Ctx { array_mt, consts })
     }
 
     fn get(lua: &Lua) -> mlua::Result<Ctx> {
@@ -87,29 +69,6 @@ impl Ctx {
                 "rpiv_todo.core: not initialised in this Lua state",
             )),
         }
-    }
-
-    /// JSON null: the NULL light userdata (`core.null`, `cjson.null`) or `vim.NIL`.
-    pub fn is_null(&self, v: &LuaValue) -> bool {
-        match v {
-            LuaValue::LightUserData(p) => p.0.is_null(),
-            LuaValue::UserData(_) => self.vim_nil.as_ref().is_some_and(|nil| nil == v),
-            _ => false,
-        }
-    }
-
-    /// An empty table marked as an array by us, cjson or dkjson.
-    pub fn is_array_marked(&self, t: &Table) -> bool {
-        t.metatable().is_some_and(|mt| {
-            mt == self.array_mt
-                || mt == self.serde_mt
-                || mt
-                    .raw_get::<Option<String>>("__jsontype")
-                    .ok()
-                    .flatten()
-                    .as_deref()
-                    == Some("array")
-        })
     }
 }
 
@@ -156,7 +115,7 @@ pub struct ApiError {
 /// `CollectorHold`), and a panic (a bug) becomes a Lua error instead of unwinding into
 /// Lua. Whatever the call returns that Lua must allocate is made inside `f`, under the hold.
 fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
-    let _hold = CollectorHold::new(lua);
+    let _hold = raw::CollectorHold::new(lua);
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
         Err(mlua::Error::runtime(format!(
             "rpiv_todo.core.{func}: internal error"
@@ -164,247 +123,12 @@ fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlu
     })
 }
 
-/// Keeps the garbage collector from running finalizers while native code runs.
-///
-/// In LuaJIT and Lua 5.1 an error raised by a `__gc` metamethod propagates out of
-/// whatever allocation ran the collector step. Inside a native call that allocation may be
-/// one mlua makes outside a protected call, and the error then unwinds through Rust
-/// frames: LuaJIT aborts the process ("Rust cannot catch foreign exceptions"), Lua 5.1
-/// longjmps past them (leaked borrows, a hung or confused interpreter). With the collector
-/// stopped for the duration no finalizer can run in here; the pending ones run at the
-/// next allocation in Lua code, where their errors are ordinary Lua errors.
-/// Lua 5.4 reports finalizer errors as warnings and never propagates them: no hold there.
-///
-/// The collector's state is restored: a collector the host had stopped stays stopped.
-/// PUC Lua 5.1 cannot say whether it runs (`LUA_GCISRUNNING` is LuaJIT's and 5.2's), so
-/// there it is read from the global state (`puc51::stopped`).
-///
-/// What native calls allocate under the hold is paid to the collector later (a protected
-/// step, see `Drop`): a stopped collector never collects what Lua allocated meanwhile,
-/// and a host looping over native calls alone (`list:apply` in a `for` loop) grew its
-/// heap without bound (1.2 GB after 200,000 `list` calls under LuaJIT, measured). The
-/// debt is paid once it reaches half the heap, like the collector's own pause: paying
-/// every call kept the collector from ever pausing, which more than doubled a call's cost.
-///
-/// LuaJIT restarts the collector as after a finished cycle (`LUA_GCRESTART` with -1: next
-/// cycle once the heap doubles) and counts what Lua allocated between native calls into
-/// the debt, so the debt paces the collector. A plain restart made it due at once: every
-/// native call pulled a resting collector into a new cycle, and a panel render paid about
-/// as much collecting as drawing. PUC 5.1's restart cannot do otherwise.
-struct CollectorHold {
-    #[cfg(any(feature = "lua51", feature = "luajit"))]
-    held: Option<Held>,
-}
-
-#[cfg(any(feature = "lua51", feature = "luajit"))]
-struct Held {
-    lua: Lua,
-    thread: mlua::Thread,
-    kb_before: std::ffi::c_int,
-}
-
-/// Kilobytes allocated and not yet paid for, per state (see `CollectorHold`), and the
-/// heap's size when the last native call ended.
-#[cfg(any(feature = "lua51", feature = "luajit"))]
-#[derive(Default)]
-struct CollectorDebt {
-    owed: std::cell::Cell<std::ffi::c_int>,
-    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
-    last_kb: std::cell::Cell<Option<std::ffi::c_int>>,
-}
-
-impl CollectorHold {
-    #[cfg(any(feature = "lua51", feature = "luajit"))]
-    fn new(lua: &Lua) -> CollectorHold {
-        use mlua::ffi;
-        /// `lua_gc` option of LuaJIT 2.1 and Lua 5.2+; PUC 5.1 answers -1 (unknown option).
-        const LUA_GCISRUNNING: std::ffi::c_int = 9;
-        let thread = lua.current_thread();
-        // SAFETY: `thread` keeps the state alive; neither option allocates or raises, and
-        // `puc51::stopped` only reads (see there).
-        let (running, kb_before) = unsafe {
-            let l = thread.state();
-            #[cfg(feature = "luajit")]
-            let running = ffi::lua_gc(l, LUA_GCISRUNNING, 0) != 0;
-            // PUC 5.1 has no such option (it answers -1, which read as "running" and made
-            // every call restart a collector the host had stopped: issue 18, fault 4).
-            #[cfg(feature = "lua51")]
-            let running = {
-                let _ = LUA_GCISRUNNING;
-                !puc51::stopped(l).unwrap_or(false)
-            };
-            if running {
-                ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
-            }
-            (running, ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0))
-        };
-        CollectorHold {
-            held: running.then(|| Held {
-                lua: lua.clone(),
-                thread,
-                kb_before,
-            }),
-        }
-    }
-
-    #[cfg(not(any(feature = "lua51", feature = "luajit")))]
-    fn new(_lua: &Lua) -> CollectorHold {
-        CollectorHold {}
-    }
-}
-
-#[cfg(any(feature = "lua51", feature = "luajit"))]
-impl Drop for CollectorHold {
-    fn drop(&mut self) {
-        use mlua::ffi;
-        let Some(held) = &self.held else {
-            return;
-        };
-        // SAFETY: `thread` keeps the state alive. RESTART and COUNT neither allocate nor
-        // raise; the step runs inside `lua_cpcall`, so a finalizer's error stops there
-        // (it is popped and dropped, as Lua 5.4 drops one by default) and never unwinds
-        // into Rust.
-        unsafe {
-            let l = held.thread.state();
-            let kb = ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0);
-            #[cfg(feature = "luajit")]
-            ffi::lua_gc(l, ffi::LUA_GCRESTART, -1);
-            #[cfg(not(feature = "luajit"))]
-            ffi::lua_gc(l, ffi::LUA_GCRESTART, 0);
-            let owed = {
-                let Some(debt) = held.lua.app_data_ref::<CollectorDebt>() else {
-                    return;
-                };
-                let native = kb.saturating_sub(held.kb_before).max(0);
-                // What Lua code allocated since the last native call ended (LuaJIT: the
-                // restart above leaves the pacing to this debt).
-                let between = match cfg!(feature = "luajit") {
-                    true => debt
-                        .last_kb
-                        .get()
-                        .map_or(0, |last| held.kb_before.saturating_sub(last).max(0)),
-                    false => 0,
-                };
-                let owed = debt
-                    .owed
-                    .get()
-                    .saturating_add(native)
-                    .saturating_add(between);
-                if owed < kb / 2 {
-                    debt.owed.set(owed);
-                    debt.last_kb.set(Some(kb));
-                    return;
-                }
-                debt.owed.set(0);
-                owed
-            };
-            if ffi::lua_cpcall(l, collector_step, owed as usize as *mut _) != 0 {
-                ffi::lua_pop(l, 1);
-            }
-            if let Some(debt) = held.lua.app_data_ref::<CollectorDebt>() {
-                debt.last_kb.set(Some(ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0)));
-            }
-        }
-    }
-}
-
-/// Whether PUC Lua 5.1's collector was stopped by the host (`collectgarbage("stop")`,
-/// `lua_gc(L, LUA_GCSTOP, 0)`). 5.1 has no API that says so: `LUA_GCSTOP` sets the global
-/// state's `GCthreshold` to `MAX_LUMEM` and nothing else reads it back. So it is read from
-/// the global state, whose layout is the same in every 5.1 release (5.1.0 to 5.1.5), and
-/// only after the read is confirmed: the allocator and its userdata must be what
-/// `lua_getallocf` answers and the heap's size what `LUA_GCCOUNT`/`LUA_GCCOUNTB` answer.
-/// `None` when they are not (an unknown build): the caller then assumes a running collector.
-#[cfg(feature = "lua51")]
-mod puc51 {
-    use std::ffi::{c_int, c_void};
-
-    use mlua::ffi;
-
-    /// The head of 5.1's `struct lua_State` (lstate.h), as far as `l_G`.
-    #[repr(C)]
-    struct State {
-        next: *mut c_void,
-        tt: u8,
-        marked: u8,
-        status: u8,
-        top: *mut c_void,
-        base: *mut c_void,
-        l_g: *const Global,
-    }
-
-    /// The head of 5.1's `struct global_State` (lstate.h), as far as `totalbytes`.
-    #[repr(C)]
-    struct Global {
-        strt_hash: *mut c_void,
-        strt_nuse: u32,
-        strt_size: c_int,
-        frealloc: *const c_void,
-        ud: *mut c_void,
-        currentwhite: u8,
-        gcstate: u8,
-        sweepstrgc: c_int,
-        rootgc: *mut c_void,
-        sweepgc: *mut c_void,
-        gray: *mut c_void,
-        grayagain: *mut c_void,
-        weak: *mut c_void,
-        tmudata: *mut c_void,
-        buff_buffer: *mut c_void,
-        buff_n: usize,
-        buff_size: usize,
-        gc_threshold: usize,
-        totalbytes: usize,
-    }
-
-    /// `MAX_LUMEM` (llimits.h): the threshold of a stopped collector.
-    const MAX_LUMEM: usize = usize::MAX - 2;
-
-    /// # Safety
-    ///
-    /// `l` is a live PUC Lua 5.1 state (the `lua51` feature links nothing else). Both
-    /// structs' heads are read in place, without writing; the reads stay inside the two
-    /// objects (their full C definitions are larger than these heads).
-    pub unsafe fn stopped(l: *mut ffi::lua_State) -> Option<bool> {
-        let g = std::ptr::addr_of!((*(l as *const State)).l_g).read();
-        if g.is_null() {
-            return None;
-        }
-        let mut ud = std::ptr::null_mut();
-        let alloc = ffi::lua_getallocf(l, &mut ud);
-        let frealloc = std::ptr::addr_of!((*g).frealloc).read();
-        let g_ud = std::ptr::addr_of!((*g).ud).read();
-        let total = std::ptr::addr_of!((*g).totalbytes).read();
-        let counted = (ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) as usize) << 10
-            | ffi::lua_gc(l, ffi::LUA_GCCOUNTB, 0) as usize;
-        let confirmed = frealloc == alloc as *const c_void && g_ud == ud && total == counted;
-        confirmed.then(|| std::ptr::addr_of!((*g).gc_threshold).read() == MAX_LUMEM)
-    }
-}
-
-/// `lua_cpcall` body for `CollectorHold`: collector steps worth the kilobytes in the light
-/// userdata argument (what native calls allocated while the collector was held).
-///
-/// # Safety
-///
-/// Called by `lua_cpcall` only, on a live state with its light userdata argument.
-#[cfg(any(feature = "lua51", feature = "luajit"))]
-unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
-    let kb = mlua::ffi::lua_touserdata(l, 1) as usize;
-    mlua::ffi::lua_gc(
-        l,
-        mlua::ffi::LUA_GCSTEP,
-        kb.min(i32::MAX as usize) as std::ffi::c_int,
-    );
-    0
-}
-
 /// The `rpiv_todo.core` table.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let ctx = Ctx::new(lua)?;
     lua.set_app_data(ctx.clone());
     #[cfg(any(feature = "lua51", feature = "luajit"))]
-    lua.set_app_data(CollectorDebt::default());
+    lua.set_app_data(raw::CollectorDebt::default());
     let core = lua.create_table()?;
     core.set("version", env!("CARGO_PKG_VERSION"))?;
     core.set("flavour", crate::FLAVOUR)?;
@@ -422,7 +146,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
                 let next = if rejected && !state.is_nil() {
                     state
                 } else {
-                    LuaValue::Table(to_lua::state(lua, &ctx.array_mt, &s)?)
+                    LuaValue::Table(raw::write::state(lua, &ctx.array_mt, &s)?)
                 };
                 Ok((result, next))
             })
@@ -505,7 +229,7 @@ pub(crate) fn native_replay(lua: &Lua) -> mlua::Result<mlua::Function> {
 /// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.
 fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<Table> {
     if let LuaValue::Table(t) = entries {
-        if let Some(state) = from_lua::raw::replay(lua, ctx, t)? {
+        if let Some(state) = raw::replay(lua, ctx, t)? {
             return Ok(state);
         }
     }
@@ -531,7 +255,7 @@ fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<Table> {
             ))
         }
     };
-    to_lua::state(lua, &ctx.array_mt, &state)
+    raw::write::state(lua, &ctx.array_mt, &state)
 }
 
 /// Register `rpiv_todo.core` and the embedded Lua scripts in `package.preload`, so that

@@ -7,18 +7,14 @@
 //! paint costs the rows it draws, not the list); a host's state table is read with the
 //! raw C API (each task's `status`, `id` and whether `blockedBy` is non-empty).
 
-use std::ffi::c_int;
+use mlua::{Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 
-use mlua::{ffi, Lua, Table, UserData, UserDataMethods, Value as LuaValue};
-
-use super::from_lua::Const;
 use super::list::List;
-use super::{api_error, guarded, state_arg, to_lua, Ctx};
+use super::raw::write;
+use super::{api_error, guarded, state_arg, Ctx};
 use crate::error::Error;
 use crate::overlay::{self, Entry, Panel, Seen};
 use crate::task::{Status, Task};
-
-type L = *mut ffi::lua_State;
 
 /// `core.overlay_live()`: what one live overlay remembers (see `overlay::Seen`).
 #[derive(Default)]
@@ -232,42 +228,29 @@ fn view(
                     .unwrap_or_default(),
             );
             let mut shown = Vec::with_capacity(if reuse { visible.len() } else { 0 });
-            let mut text = Text::default();
-            let ctx = Ctx::get(lua)?;
-            // SAFETY: as in `to_lua::state_with`: the closure pushes values and sets fields of
-            // the tables it made; it owns nothing that needs dropping if an allocation
-            // error unwinds (`old`, `shown` and the sanitized `text` live out here; an
-            // earlier row's fields are moved to `shown` before the next push). Slot 1 is the array
-            // metatable `to_lua::push_task` reads, slot 2 the earlier rows or nil, slot 3
-            // the consts table.
-            let (rows, counts): (Table, Table) = unsafe {
-                crate::lua::raw::exec(lua, (mt, earlier, &ctx.consts), |l| {
-                    ffi::luaL_checkstack(l, 24, std::ptr::null());
-                    let keys = ViewKeys::push(l, 3);
-                    ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
-                    for (k, &i) in visible.iter().enumerate() {
-                        let t = &tasks[i];
-                        match old.take(t, k).filter(|_| reuse) {
-                            Some((slot, fields)) => {
-                                ffi::lua_rawgeti(l, 2, (slot + 1) as _);
-                                shown.push(fields);
-                            }
-                            None => {
-                                push_row(l, &keys, t, with_tasks, &mut text);
-                                if reuse {
-                                    shown.push(RowFields::of(t));
-                                }
-                            }
-                        }
-                        ffi::lua_rawseti(l, -2, (k + 1) as _);
+            let (rows, counts) = write::rows(
+                lua,
+                mt,
+                earlier,
+                tasks,
+                visible,
+                &panel.layout.counts,
+                |t, k| {
+                    if !reuse {
+                        return None;
                     }
-                    push_counts(l, &keys, &panel);
-                    // rows, counts into slots 1 and 2
-                    ffi::lua_replace(l, 2);
-                    ffi::lua_replace(l, 1);
-                    ffi::lua_settop(l, 2);
-                })?
-            };
+                    match old.take(t, k) {
+                        Some((slot, fields)) => {
+                            shown.push(fields);
+                            Some(slot)
+                        }
+                        None => {
+                            shown.push(RowFields::of(t));
+                            None
+                        }
+                    }
+                },
+            )?;
             if let Some(memo) = memo.as_deref_mut() {
                 memo.entries = Some(entries);
                 memo.shown = shown;
@@ -291,7 +274,7 @@ fn view(
                 _ => None,
             };
             let entries = match &tasks {
-                Some(t) => read_entries(lua, t, FieldsToRead::for_hidden(&hidden))?
+                Some(t) => read_entries(t, FieldsToRead::for_hidden(&hidden))?
                     .map_err(|at| bad_status("overlay_view", at))?,
                 None => Vec::new(),
             };
@@ -417,41 +400,9 @@ impl Shown {
     }
 }
 
-/// `push_counts` as a table of its own.
-fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
-    let ctx = Ctx::get(lua)?;
-    // SAFETY: as in `to_lua::state_with` (pushes only, nothing owned in the closure); slot
-    // 1 is the consts table.
-    unsafe {
-        crate::lua::raw::exec(lua, &ctx.consts, |l| {
-            ffi::luaL_checkstack(l, 16, std::ptr::null());
-            let keys = ViewKeys::push(l, 1);
-            push_counts(l, &keys, panel);
-            ffi::lua_replace(l, 1);
-            ffi::lua_settop(l, 1);
-        })
-    }
-}
-
 /// `{ total, pending, in_progress, completed }` (the Lua layer's spelling).
-///
-/// # Safety
-///
-/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-/// given naming a live slot of the kind its doc says (the rules in `raw`).
-unsafe fn push_counts(l: L, keys: &ViewKeys, panel: &Panel) {
-    let c = panel.layout.counts;
-    ffi::lua_createtable(l, 0, 4);
-    for (key, n) in [
-        (keys.key(Const::Total), c.total),
-        (keys.status(Status::Pending), c.pending),
-        (keys.status(Status::InProgress), c.in_progress),
-        (keys.status(Status::Completed), c.completed),
-    ] {
-        ffi::lua_pushvalue(l, key);
-        ffi::lua_pushinteger(l, n as _);
-        ffi::lua_rawset(l, -3);
-    }
+fn counts_table(lua: &Lua, panel: &Panel) -> mlua::Result<Table> {
+    write::counts(lua, &panel.layout.counts)
 }
 
 fn bad_status(func: &str, at: usize) -> mlua::Error {
@@ -463,110 +414,6 @@ fn bad_status(func: &str, at: usize) -> mlua::Error {
             "something else",
         ),
     )
-}
-
-/// Stack slots of the row views' and counts' keys and the four status names, copied once
-/// per call from `Ctx::consts` (interned once per state): `lua_setfield` and
-/// `lua_pushlstring` would intern each name again for every field of every row.
-struct ViewKeys {
-    first: c_int,
-}
-
-impl ViewKeys {
-    const NAMES: [Const; 7] = [
-        Const::Id,
-        Const::Status,
-        Const::Subject,
-        Const::ActiveForm,
-        Const::BlockedBy,
-        Const::Task,
-        Const::Total,
-    ];
-
-    /// Push the names from the consts table at `consts` (room for 12 slots needed).
-    ///
-    /// # Safety
-    ///
-    /// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-    /// given naming a live slot of the kind its doc says (the rules in `raw`).
-    unsafe fn push(l: L, consts: c_int) -> ViewKeys {
-        let first = ffi::lua_gettop(l) + 1;
-        for k in Self::NAMES {
-            ffi::lua_rawgeti(l, consts, k as _);
-        }
-        for s in Status::ALL {
-            ffi::lua_rawgeti(
-                l,
-                consts,
-                Const::Pending as ffi::lua_Integer + s as ffi::lua_Integer,
-            );
-        }
-        ViewKeys { first }
-    }
-
-    fn key(&self, k: Const) -> c_int {
-        let at = Self::NAMES
-            .iter()
-            .position(|&n| n as c_int == k as c_int)
-            .unwrap_or(0);
-        self.first + at as c_int
-    }
-
-    fn status(&self, s: Status) -> c_int {
-        self.first + Self::NAMES.len() as c_int + s as c_int
-    }
-}
-
-/// Where a row's sanitized text is kept while it is pushed: outside the raw block, so
-/// that an allocation error raised by the push (a `longjmp` on PUC Lua) leaves nothing
-/// owned behind in a skipped frame (issue 18, fault 3: 415 bytes per failed view).
-#[derive(Default)]
-struct Text(String);
-
-impl Text {
-    /// `s` sanitized for display, held here; the old text is dropped first.
-    fn display(&mut self, s: &str) -> &str {
-        self.0.clear();
-        self.0.push_str(&crate::sanitize::display(s));
-        &self.0
-    }
-}
-
-/// `{ id, status, subject, activeForm?, blockedBy?, task? }`, text sanitized.
-///
-/// # Safety
-///
-/// Inside `raw::exec`, with room for 4 more stack slots and `keys` pushed by
-/// `ViewKeys::push`.
-unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool, text: &mut Text) {
-    let form = t.active_form.as_deref().filter(|f| !f.is_empty());
-    let blocked = t.blocked_by();
-    let fields = 3 + form.is_some() as c_int + !blocked.is_empty() as c_int + with_task as c_int;
-    ffi::lua_createtable(l, 0, fields);
-    ffi::lua_pushvalue(l, keys.key(Const::Id));
-    ffi::lua_pushinteger(l, t.id as ffi::lua_Integer);
-    ffi::lua_rawset(l, -3);
-    ffi::lua_pushvalue(l, keys.key(Const::Status));
-    ffi::lua_pushvalue(l, keys.status(t.status));
-    ffi::lua_rawset(l, -3);
-    ffi::lua_pushvalue(l, keys.key(Const::Subject));
-    to_lua::push_str(l, text.display(&t.subject));
-    ffi::lua_rawset(l, -3);
-    if let Some(f) = form {
-        ffi::lua_pushvalue(l, keys.key(Const::ActiveForm));
-        to_lua::push_str(l, text.display(f));
-        ffi::lua_rawset(l, -3);
-    }
-    if !blocked.is_empty() {
-        ffi::lua_pushvalue(l, keys.key(Const::BlockedBy));
-        to_lua::push_ids(l, blocked);
-        ffi::lua_rawset(l, -3);
-    }
-    if with_task {
-        ffi::lua_pushvalue(l, keys.key(Const::Task));
-        to_lua::push_task(l, t);
-        ffi::lua_rawset(l, -3);
-    }
 }
 
 /// Which fields of a host's task tables a panel needs besides `status`: every C API read
@@ -594,135 +441,67 @@ impl FieldsToRead {
 
 /// Read a host's task array: each entry's status and, as `to_read` says, its integer id and
 /// whether it waits on another (`blocked` is exact until `show_ids` is settled, false
-/// after). `Err(i)`: entry `i` (1-based) is not a task table with a known status.
-fn read_entries(
-    lua: &Lua,
-    tasks: &Table,
-    to_read: FieldsToRead,
-) -> mlua::Result<Result<Vec<Entry>, usize>> {
-    const TASKS: c_int = 1;
+/// after). `Err(i)`: entry `i` (1-based) is not a task table with a known status. The
+/// array is read up to its first hole: its length may be a border far past the entries
+/// there are (issue 18, fault 1), so nothing is sized from it.
+fn read_entries(tasks: &Table, to_read: FieldsToRead) -> mlua::Result<Result<Vec<Entry>, usize>> {
     let mut out = Vec::new();
-    let mut bad = None;
-    // SAFETY: raw reads, and pushes of the key strings (which can raise for memory): the
-    // closure owns nothing with a destructor (`out` and `bad` live out here; the status
-    // names are bare pointers into strings kept on the stack).
-    unsafe {
-        crate::lua::raw::exec::<()>(lua, tasks, |l| {
-            ffi::luaL_checkstack(l, 12, std::ptr::null());
-            to_lua::push_str(l, "status");
-            to_lua::push_str(l, "id");
-            to_lua::push_str(l, "blockedBy");
-            let keys = Keys {
-                status: 2,
-                id: 3,
-                blocked: 4,
-            };
-            // Status strings are interned: compare data pointers first, bytes as fallback.
-            let names: [*const u8; 4] = Status::ALL.map(|st| {
-                let p = ffi::lua_pushlstring(l, st.as_str().as_ptr().cast(), st.as_str().len());
-                p.cast::<u8>()
-            });
-            // Not reserved from the length: it may be a border far past the entries
-            // there are (issue 18, fault 1); the loop stops at the first hole.
-            let n = ffi::lua_rawlen(l, TASKS);
-            let mut settled = false;
-            for i in 1..=n {
-                ffi::lua_rawgeti(l, TASKS, i as _);
-                let entry = if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                    read_entry(l, &keys, &names, to_read, settled)
-                } else {
-                    None
-                };
-                ffi::lua_settop(l, -2);
-                match entry {
-                    Some(e) => {
-                        // Once a task that cannot be hidden waits on another, rows carry
-                        // ids whatever the rest say.
-                        settled |= e.blocked
-                            && match to_read {
-                                FieldsToRead::Nothing => e.status != Status::Deleted,
-                                FieldsToRead::CompletedIds => {
-                                    matches!(e.status, Status::Pending | Status::InProgress)
-                                }
-                                FieldsToRead::AllIds => false,
-                            };
-                        out.push(e)
-                    }
-                    None => {
-                        bad = Some(i);
-                        break;
-                    }
-                }
-            }
-            ffi::lua_settop(l, 0);
-        })?;
-    }
-    Ok(match bad {
-        None => Ok(out),
-        Some(i) => Err(i),
-    })
-}
-
-/// Stack slots of the keys `read_entry` looks up.
-struct Keys {
-    status: c_int,
-    id: c_int,
-    blocked: c_int,
-}
-
-/// The task table on top of the stack as an entry (the stack is left as it was).
-///
-/// # Safety
-///
-/// Only inside a `raw::exec` body, on its state `l`, with every stack index it is
-/// given naming a live slot of the kind its doc says (the rules in `raw`).
-unsafe fn read_entry(
-    l: L,
-    keys: &Keys,
-    names: &[*const u8; 4],
-    to_read: FieldsToRead,
-    settled: bool,
-) -> Option<Entry> {
-    ffi::lua_pushvalue(l, keys.status);
-    ffi::lua_rawget(l, -2);
-    let mut status = None;
-    if ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
-        let mut len = 0usize;
-        let p = ffi::lua_tolstring(l, -1, &mut len).cast::<u8>();
-        status = match names.iter().position(|&q| q == p) {
-            Some(k) => Some(Status::ALL[k]),
-            None => Status::parse_bytes(std::slice::from_raw_parts(p, len)),
+    let mut settled = false;
+    for i in 1..=tasks.raw_len() {
+        let entry = match tasks.raw_get::<LuaValue>(i)? {
+            LuaValue::Table(t) => read_entry(&t, to_read, settled)?,
+            _ => None,
         };
+        let Some(e) = entry else {
+            return Ok(Err(i));
+        };
+        // Once a task that cannot be hidden waits on another, rows carry ids whatever
+        // the rest say.
+        settled |= e.blocked
+            && match to_read {
+                FieldsToRead::Nothing => e.status != Status::Deleted,
+                FieldsToRead::CompletedIds => {
+                    matches!(e.status, Status::Pending | Status::InProgress)
+                }
+                FieldsToRead::AllIds => false,
+            };
+        out.push(e);
     }
-    ffi::lua_settop(l, -2);
-    let status = status?;
+    Ok(Ok(out))
+}
+
+/// A host's task table as an entry, or `None` without a known status.
+fn read_entry(t: &Table, to_read: FieldsToRead, settled: bool) -> mlua::Result<Option<Entry>> {
+    let status = match t.raw_get::<LuaValue>("status")? {
+        LuaValue::String(s) => Status::parse_bytes(&s.as_bytes()),
+        _ => None,
+    };
+    let Some(status) = status else {
+        return Ok(None);
+    };
     let wants_id = match to_read {
         FieldsToRead::Nothing => false,
         FieldsToRead::CompletedIds => status == Status::Completed,
         FieldsToRead::AllIds => true,
     };
-    let mut id = None;
-    if wants_id {
-        ffi::lua_pushvalue(l, keys.id);
-        ffi::lua_rawget(l, -2);
-        if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-            let x = ffi::lua_tonumber(l, -1);
-            id = (x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0).then_some(x as i64);
-        }
-        ffi::lua_settop(l, -2);
+    let id = match wants_id {
+        true => match t.raw_get::<LuaValue>("id")? {
+            LuaValue::Integer(n) => Some(n as f64),
+            LuaValue::Number(n) => Some(n),
+            _ => None,
+        },
+        false => None,
     }
-    let mut blocked = false;
-    if !settled && status != Status::Deleted {
-        ffi::lua_pushvalue(l, keys.blocked);
-        ffi::lua_rawget(l, -2);
-        blocked = ffi::lua_type(l, -1) == ffi::LUA_TTABLE && ffi::lua_rawlen(l, -1) > 0;
-        ffi::lua_settop(l, -2);
-    }
-    Some(Entry {
+    .filter(|x| x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0)
+    .map(|x| x as i64);
+    let blocked = !settled
+        && status != Status::Deleted
+        && matches!(t.raw_get::<LuaValue>("blockedBy")?, LuaValue::Table(b) if b.raw_len() > 0);
+    Ok(Some(Entry {
         id,
         status,
         blocked,
-    })
+    }))
 }
 
 /// A new array of the caller's own task tables at the visible indices (0-based), and
@@ -733,27 +512,11 @@ fn pick(
     visible: &[usize],
     panel: &Panel,
 ) -> mlua::Result<(Table, Table)> {
-    const TASKS: c_int = 1;
-    const CONSTS: c_int = 2;
-    let ctx = Ctx::get(lua)?;
-    // SAFETY: raw reads of the caller's array and two new tables; the closure owns nothing
-    // with a destructor, so a raising allocation skips none.
-    unsafe {
-        crate::lua::raw::exec(lua, (tasks, &ctx.consts), |l| {
-            ffi::luaL_checkstack(l, 16, std::ptr::null());
-            let keys = ViewKeys::push(l, CONSTS);
-            ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
-            for (k, &i) in visible.iter().enumerate() {
-                ffi::lua_rawgeti(l, TASKS, (i + 1) as _);
-                ffi::lua_rawseti(l, -2, (k + 1) as _);
-            }
-            push_counts(l, &keys, panel);
-            // rows, counts into slots 1 and 2
-            ffi::lua_replace(l, 2);
-            ffi::lua_replace(l, 1);
-            ffi::lua_settop(l, 2);
-        })
+    let rows = lua.create_table_with_capacity(visible.len(), 0)?;
+    for (k, &i) in visible.iter().enumerate() {
+        rows.raw_set(k + 1, tasks.raw_get::<LuaValue>(i + 1)?)?;
     }
+    Ok((rows, counts_table(lua, panel)?))
 }
 
 /// `core.overlay_layout(state, budget, retired)`: `{ visible = { task... },
@@ -780,18 +543,7 @@ fn layout(
                 .iter()
                 .map(|&i| &list.state().tasks[i])
                 .collect();
-            // SAFETY: as in `to_lua::state_with`: pushes borrowed tasks, owns nothing.
-            let visible: Table = unsafe {
-                crate::lua::raw::exec(lua, array_mt(lua)?, |l| {
-                    ffi::luaL_checkstack(l, 4, std::ptr::null());
-                    to_lua::new_array(l, tasks.len());
-                    for (k, t) in tasks.iter().enumerate() {
-                        to_lua::push_task(l, t);
-                        ffi::lua_rawseti(l, -2, (k + 1) as _);
-                    }
-                    to_lua::keep_top(l);
-                })?
-            };
+            let visible = write::tasks(lua, &array_mt(lua)?, &tasks)?;
             (visible, panel)
         }
         LuaValue::Table(t) => {
@@ -805,7 +557,7 @@ fn layout(
                     ))
                 }
             };
-            let entries = read_entries(lua, &tasks, FieldsToRead::for_hidden(&hidden))?
+            let entries = read_entries(&tasks, FieldsToRead::for_hidden(&hidden))?
                 .map_err(|at| bad_status("overlay_layout", at))?;
             let panel = hidden.panel(&entries, None, budget, true);
             let (visible, _) = pick(lua, &tasks, &panel.layout.visible, &panel)?;

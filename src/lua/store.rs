@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value as LuaValue};
 
 use super::list::List;
-use super::{api_error, guarded, state_arg, to_lua, Ctx};
+use super::raw::write;
+use super::{api_error, guarded, state_arg, Ctx};
 use crate::error::Error;
 use crate::store::{self, StoreError};
 
@@ -51,7 +52,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
                 match store::load(&path) {
                     Ok(state) => {
                         let ctx = Ctx::get(lua)?;
-                        let table = to_lua::state(lua, &ctx.array_mt, &state)?;
+                        let table = write::state(lua, &ctx.array_mt, &state)?;
                         outcome(lua, Ok(LuaValue::Table(table)))
                     }
                     Err(e) => outcome(lua, Err(e)),

@@ -5,14 +5,15 @@
 //! checks, the reducer and the envelope are those of every other call, and the metadata
 //! text never passes through a Lua number (under LuaJIT an integer past 2^53 would be
 //! rounded there). Only a metadata text that spells no object is answered here, with the
-//! same envelope (`to_lua::result`) and the list unchanged. Arguments the boundary cannot
+//! same envelope (`write::result`) and the list unchanged. Arguments the boundary cannot
 //! read, or text that is not JSON, go to `apply` as given, so the normal form names what
 //! is wrong with them.
 
 use mlua::{AnyUserData, Lua, MultiValue, ObjectLike, Table, Value as LuaValue};
 use serde_json::Value;
 
-use super::{from_lua, guarded, list::List, to_lua, Ctx};
+use super::raw::write;
+use super::{from_lua, guarded, list::List, Ctx};
 use crate::error::Error;
 use crate::reducer::Reply;
 
@@ -48,7 +49,7 @@ fn from_strict(lua: &Lua, params: LuaValue, list: LuaValue) -> mlua::Result<Mult
         (Some(ud), None) => ud.call_method::<LuaValue>("apply", params)?,
         (None, None) => params,
         (Some(ud), Some(Ok(normal))) => ud.call_method::<LuaValue>("apply", normal.to_string())?,
-        (None, Some(Ok(normal))) => to_lua::json(lua, &ctx.array_mt, &normal)?,
+        (None, Some(Ok(normal))) => write::json(lua, &ctx.array_mt, &normal)?,
         (Some(ud), Some(Err(e))) => LuaValue::Table(reject(lua, &ctx, &ud, params, e)?),
         (None, Some(Err(e))) => {
             let message = lua.create_string(e.to_string())?;
@@ -75,22 +76,21 @@ fn reject(
             // Only text that parsed gets here.
             let value = crate::call::parse(&s.as_bytes()).unwrap_or(Value::Null);
             let action = match value.get("action") {
-                Some(a) => to_lua::json(lua, &ctx.array_mt, a)?,
+                Some(a) => write::json(lua, &ctx.array_mt, a)?,
                 None => LuaValue::Nil,
             };
-            (action, to_lua::json(lua, &ctx.array_mt, &value)?)
+            (action, write::json(lua, &ctx.array_mt, &value)?)
         }
         LuaValue::Table(t) => (t.raw_get("action")?, params.clone()),
         _ => (LuaValue::Nil, params.clone()),
     };
     let list = ud.borrow::<List>()?;
-    to_lua::result(
+    write::result(
         lua,
         &ctx.array_mt,
         &Reply::error(e.to_string()),
         action,
         echo,
         list.state(),
-        None,
     )
 }

@@ -214,12 +214,18 @@ return function(native, snapshot, utf8)
   return function(entries)
     -- Not a table, or not a sequence (its length may be a border far past its entries):
     -- the native walk, which counts what is there.
-    if type(entries) ~= "table" or count(entries) ~= len(entries) then
+    if type(entries) ~= "table" then
       return native(entries)
     end
+    local misses = 0
     for i = len(entries), 1, -1 do
       local e = rawget(entries, i)
-      if type(e) == "table" and rawget(e, "type") == "message" then
+      if e == nil then
+        misses = misses + 1
+        if misses > 64 then
+          return native(entries)
+        end
+      elseif type(e) == "table" and rawget(e, "type") == "message" then
         local m = rawget(e, "message")
         if type(m) == "table" and rawget(m, "role") == "toolResult" and rawget(m, "toolName") == "todo" then
           local d = rawget(m, "details")

@@ -1,0 +1,1225 @@
+//! The one way into the raw C API: `exec`, a protected call whose body may not unwind.
+//!
+//! The rules every raw block keeps (issue 18, faults 2 and 3):
+//!
+//! - **No panic crosses a C frame.** The body runs inside `lua_pcall` (mlua's
+//!   `exec_raw`), so a Rust panic there would unwind through Lua's C frames: undefined
+//!   behaviour, in practice an abort, or a Lua state whose next error jumps into a dead
+//!   frame. On PUC Lua `exec` catches it inside the protected call (the pattern of mlua's
+//!   own `Table::for_each`) and raises it as an ordinary Lua error once control is back in
+//!   Rust. On LuaJIT nothing can be caught there (see `exec`): the bodies must not panic.
+//! - **Nothing owned lives across a call that can raise.** On PUC Lua an error is a
+//!   `longjmp` to the protected call: every Rust frame in between is left without running a
+//!   destructor. So a body keeps what it owns (vectors, strings, JSON values) in places
+//!   outside the closure (`&mut` captures), moves a value there before the next call that
+//!   allocates in Lua (`lua_createtable`, `lua_pushlstring`, `lua_rawset` and friends), and
+//!   holds only borrows and `Copy` values across such calls.
+//! - **Nothing is sized from a table's length.** `lua_rawlen` (and `#`) give a border,
+//!   which for keys at powers of two is 2^28 with 29 entries there. Keys are counted with
+//!   `lua_next` before anything is reserved.
+
+#[cfg(not(feature = "luajit"))]
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use std::ffi::{c_int, CStr};
+
+use mlua::{ffi, FromLuaMulti, IntoLuaMulti, Lua, Table, Value as LuaValue};
+use serde_json::{Map, Number, Value};
+
+use super::from_lua::{Empty, ARRAY_FIELDS, MAX_DEPTH};
+use super::Ctx;
+use crate::params::{MAX_SAFE_INTEGER, TOO_DEEP};
+
+pub mod write;
+
+/// A raw Lua state pointer, valid inside an `exec` body.
+pub type L = *mut ffi::lua_State;
+
+/// Run `f` on the raw state with `args` pushed (slots 1..n), inside one protected call, and
+/// read whatever `f` leaves on the stack as `R`. A Lua error raised inside `f` (out of
+/// memory, a full stack) comes back as `Err`; a Rust panic inside `f` is caught before it
+/// reaches a C frame and comes back as `Err` too.
+///
+/// # Safety
+///
+/// `f` must keep the rules in the module docs: only raw calls that are valid for the
+/// values it pushed or was given, nothing owned held across a call that can raise, the
+/// stack left holding exactly the results.
+pub unsafe fn exec<R: FromLuaMulti>(
+    lua: &Lua,
+    args: impl IntoLuaMulti,
+    f: impl FnOnce(L),
+) -> mlua::Result<R> {
+    let mut panicked = false;
+    let result = lua.exec_raw::<R>(args, |l| {
+        let body = || {
+            #[cfg(test)]
+            if tests::PANIC_NEXT.with(|p| p.replace(false)) {
+                panic!("injected by a test");
+            }
+            f(l)
+        };
+        // PUC Lua: its C frames have no unwinding, so the panic is caught here. Its own
+        // errors are `longjmp`s, which no `catch_unwind` sees.
+        #[cfg(not(feature = "luajit"))]
+        if catch_unwind(AssertUnwindSafe(body)).is_err() {
+            panicked = true;
+            ffi::lua_settop(l, 0);
+        }
+        // LuaJIT raises its errors as foreign exceptions that unwind through Rust frames,
+        // and `catch_unwind` aborts the process on meeting one ("Rust cannot catch foreign
+        // exceptions"), so nothing may be caught around code that calls Lua. A panic here
+        // still ends the process on LuaJIT (its protected call catches the panic as a
+        // foreign exception, and Rust aborts: "Rust panics must be rethrown"), which is
+        // why the bodies stay free of anything input can make panic (no indexing by input,
+        // no unwrap) and why they should shrink (see the README, "The boundary").
+        #[cfg(feature = "luajit")]
+        {
+            let _ = &mut panicked;
+            body();
+        }
+    });
+    if panicked {
+        return Err(mlua::Error::runtime(
+            "rpiv_todo.core: internal error (a bug; please report it)",
+        ));
+    }
+    result
+}
+
+/// Why a value could not be read, and where: the steps from the value read down to the
+/// fault, innermost first. They are added on the way out of a failed read, so a read that
+/// succeeds pays nothing for them.
+#[derive(Debug)]
+pub struct Fault {
+    pub steps: Vec<Step>,
+    pub expected: &'static str,
+    pub got: String,
+}
+
+/// One step into a table: a string key or an array index.
+#[derive(Debug)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+impl Fault {
+    fn new(expected: &'static str, got: impl Into<String>) -> Fault {
+        Fault {
+            steps: Vec::new(),
+            expected,
+            got: got.into(),
+        }
+    }
+
+    fn at(mut self, step: Step) -> Fault {
+        self.steps.push(step);
+        self
+    }
+}
+
+/// Stack slots inside `read`'s protected call: the per-state constants (see
+/// `Ctx::consts`) and the value.
+const CONSTS: c_int = 1;
+const VALUE: c_int = 2;
+
+/// Stack room one level of a table read needs (a key, its value, an item, and the
+/// array-mark test's three), reserved once before anything is owned: `lua_checkstack`
+/// grows the stack, and growing can raise for memory on LuaJIT and 5.1.
+const SLOTS_PER_LEVEL: c_int = 3;
+
+/// The one reader of Lua values: `v` as a JSON value, or the fault that stopped it. `top`:
+/// `v` is a call's arguments, whose id arrays (`ARRAY_FIELDS`) read `{}` as `[]`.
+pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Result<Value, Fault> {
+    let mut out = Err(Fault::new(TOO_DEEP, "no room on the Lua stack"));
+    // SAFETY: the closure only reads: after the one `lua_checkstack` (made before anything
+    // is owned) no call in it allocates in Lua, so no Lua error and no collector step can
+    // interrupt it; what it owns lands in `out`, out here. It leaves the stack empty.
+    let done: mlua::Result<()> = unsafe {
+        exec(lua, (&ctx.consts, v), |l| {
+            let room = (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL;
+            if ffi::lua_checkstack(l, room) != 0 {
+                out = value(l, CONSTS, VALUE, 0, empty, top);
+            }
+            ffi::lua_settop(l, 0);
+        })
+    };
+    done.map_err(|e| Fault::new("a readable value", e.to_string()))?;
+    out
+}
+
+/// The value at absolute stack index `idx`.
+///
+/// # Safety
+///
+/// Inside an `exec` body: slot `consts` holds the consts table, `idx` a live slot, and the
+/// stack has room for what the levels below `depth` need (`SLOTS_PER_LEVEL` each).
+pub(super) unsafe fn value(
+    l: L,
+    consts: c_int,
+    idx: c_int,
+    depth: usize,
+    empty: Empty,
+    top: bool,
+) -> Result<Value, Fault> {
+    Ok(match ffi::lua_type(l, idx) {
+        ffi::LUA_TNIL => Value::Null,
+        ffi::LUA_TBOOLEAN => Value::Bool(ffi::lua_toboolean(l, idx) != 0),
+        ffi::LUA_TNUMBER => num(l, idx)
+            .ok_or_else(|| Fault::new("a finite number", ffi::lua_tonumber(l, idx).to_string()))?,
+        ffi::LUA_TSTRING => match str(l, idx) {
+            Some(s) => Value::String(s.to_owned()),
+            None => return Err(Fault::new("UTF-8 text", "bytes that are not UTF-8")),
+        },
+        ffi::LUA_TTABLE => table(l, consts, idx, depth, empty, top)?,
+        ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => Value::Null,
+        ffi::LUA_TUSERDATA if is_vim_nil(l, consts, idx) => Value::Null,
+        ffi::LUA_TLIGHTUSERDATA => {
+            return Err(Fault::new(
+                "a JSON value",
+                "a light userdata that is not null",
+            ))
+        }
+        t => {
+            let name = CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy();
+            return Err(Fault::new("a JSON value", format!("a {name}")));
+        }
+    })
+}
+
+/// A table: an array when its keys are exactly `1..n` (or it is empty where an array is
+/// expected, or marked as one), an object when every key is a string.
+///
+/// # Safety
+///
+/// As `value`, with `idx` a table.
+unsafe fn table(
+    l: L,
+    consts: c_int,
+    idx: c_int,
+    depth: usize,
+    empty: Empty,
+    top: bool,
+) -> Result<Value, Fault> {
+    if depth >= MAX_DEPTH {
+        return Err(Fault::new(TOO_DEEP, "deeper nesting (a cyclic table?)"));
+    }
+    let len = ffi::lua_rawlen(l, idx);
+    let (mut count, mut string_keys, mut bad_key) = (0usize, 0usize, false);
+    // First pass: decide array or object from the keys alone.
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, idx) != 0 {
+        count += 1;
+        match ffi::lua_type(l, -2) {
+            ffi::LUA_TSTRING => string_keys += 1,
+            ffi::LUA_TNUMBER => bad_key |= index(l, -2, len).is_none(),
+            _ => bad_key = true,
+        }
+        ffi::lua_settop(l, -2);
+    }
+    let is_array = match (count, string_keys) {
+        (0, _) => empty == Empty::Array || is_array_marked(l, consts, idx),
+        (_, 0) => !bad_key && count == len,
+        _ => false,
+    };
+    if is_array {
+        // `count == len` here: the length was counted, not taken from the border.
+        let mut items = Vec::with_capacity(count);
+        for i in 1..=count {
+            ffi::lua_rawgeti(l, idx, i as _);
+            let item = value(
+                l,
+                consts,
+                ffi::lua_gettop(l),
+                depth + 1,
+                Empty::Object,
+                false,
+            );
+            ffi::lua_settop(l, -2);
+            items.push(item.map_err(|f| f.at(Step::Index(i)))?);
+        }
+        return Ok(Value::Array(items));
+    }
+    if string_keys != count {
+        return Err(Fault::new(
+            "an array (keys 1..n) or an object (string keys)",
+            "a table with other keys",
+        ));
+    }
+    // Keys in no order: a key that is not UTF-8 is the fault whatever else is wrong, and
+    // of the values that are not JSON the one under the smallest key is named, as a
+    // reading in key order would find first.
+    let mut entries: Vec<(String, Value)> = Vec::with_capacity(count);
+    let mut first_fault: Option<(String, Fault)> = None;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, idx) != 0 {
+        let at = ffi::lua_gettop(l);
+        let Some(key) = str(l, at - 1) else {
+            ffi::lua_settop(l, at - 2);
+            return Err(Fault::new("UTF-8 keys", "a key that is not UTF-8"));
+        };
+        let hint = match top && ARRAY_FIELDS.contains(&key) {
+            true => Empty::Array,
+            false => Empty::Object,
+        };
+        let later = first_fault.as_ref().is_some_and(|(k, _)| k.as_str() < key);
+        if !later {
+            match value(l, consts, at, depth + 1, hint, false) {
+                Ok(v) if first_fault.is_none() => entries.push((key.to_owned(), v)),
+                Ok(_) => {}
+                Err(f) => first_fault = Some((key.to_owned(), f)),
+            }
+        }
+        ffi::lua_settop(l, at - 1);
+    }
+    if let Some((key, f)) = first_fault {
+        return Err(f.at(Step::Key(key)));
+    }
+    // A Lua table has no key order; sorting makes the result (and the "No change"
+    // check, which compares key order as JSON.stringify does) deterministic.
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(Value::Object(entries.into_iter().collect::<Map<_, _>>()))
+}
+
+/// An integral float within the exact range is an integer (Lua 5.4 JSON decoders give
+/// `1.0` for `1`); other finite floats stay floats; NaN and infinities have no JSON form.
+fn number(n: f64) -> Option<Value> {
+    if n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64 {
+        Some(Value::from(n as i64))
+    } else {
+        Number::from_f64(n).map(Value::Number)
+    }
+}
+
+/// The slots of `Ctx::consts`: Lua values the raw reads compare with, made once per state.
+#[derive(Clone, Copy)]
+#[repr(i32)]
+// The status slots are read by position (`InternedKeys`, `write::KeySlots`).
+#[allow(dead_code)]
+pub enum Const {
+    ArrayMt = 1,
+    SerdeMt,
+    /// `vim.NIL`, or `false` outside Neovim.
+    VimNil,
+    JsonType,
+    Array,
+    // The replay walk's keys and values (`crate::replay::TODO_RESULT`).
+    Type,
+    Message,
+    Role,
+    ToolResult,
+    ToolName,
+    Todo,
+    Details,
+    Tasks,
+    NextId,
+    // A task's fields and the status names (`crate::task`).
+    Id,
+    Subject,
+    Description,
+    ActiveForm,
+    Status,
+    BlockedBy,
+    Owner,
+    Metadata,
+    Pending,
+    InProgress,
+    Completed,
+    Deleted,
+    // The overlay's row views and counts (`super::overlay`, `write::ViewKeys`).
+    Task,
+    Total,
+}
+
+impl Const {
+    /// The strings after the first three slots, in order.
+    pub const STRINGS: [&'static str; 25] = {
+        use crate::replay::rule::*;
+        [
+            "__jsontype",
+            "array",
+            TYPE,
+            MESSAGE,
+            ROLE,
+            TOOL_RESULT,
+            TOOL_NAME,
+            TODO,
+            DETAILS,
+            TASKS,
+            NEXT_ID,
+            "id",
+            "subject",
+            "description",
+            "activeForm",
+            "status",
+            "blockedBy",
+            "owner",
+            "metadata",
+            "pending",
+            "in_progress",
+            "completed",
+            "deleted",
+            "task",
+            "total",
+        ]
+    };
+}
+
+/// `core.replay` over a Lua array of branch entries: newest first, the first todo tool
+/// result (`crate::replay::rule`) whose `tasks` and `nextId` make a valid state wins;
+/// only those two are read. The result is a fresh state table (`snapshot_table`).
+pub fn replay(lua: &Lua, ctx: &Ctx, entries: &Table) -> mlua::Result<Option<Table>> {
+    let positions = positions(lua, entries)?;
+    let mut from = positions.last();
+    while let Some((i, tasks, next)) = find(lua, ctx, entries, &positions, from)? {
+        if let Some(t) = snapshot_table(lua, ctx, &tasks, &next)? {
+            return Ok(Some(t));
+        }
+        from = i - 1;
+    }
+    Ok(None)
+}
+
+/// The newest entry at or before `from` that the rule calls a todo tool result:
+/// its position, `tasks` and `nextId`. Raw lookups with keys made once per state.
+fn find(
+    lua: &Lua,
+    ctx: &Ctx,
+    entries: &Table,
+    positions: &Positions,
+    from: usize,
+) -> mlua::Result<Option<(usize, LuaValue, LuaValue)>> {
+    let mut at = 0;
+    // SAFETY: as in `read`; the closure leaves `tasks` and `nextId` (or two nils).
+    let (tasks, next): (LuaValue, LuaValue) = unsafe {
+        exec(lua, (&ctx.consts, entries), |l| {
+            at = walk(l, positions.down_from(from));
+            if at == 0 {
+                ffi::lua_settop(l, 0);
+                ffi::lua_pushnil(l);
+                ffi::lua_pushnil(l);
+            } else {
+                ffi::lua_insert(l, 1);
+                ffi::lua_insert(l, 1);
+                ffi::lua_settop(l, 2);
+            }
+        })?
+    };
+    Ok((at > 0).then_some((at, tasks, next)))
+}
+
+/// The positions of an entries table that hold something, newest last: `1..=n` for a
+/// sequence, else its integer keys in `1..=border`, sorted. Counted, never taken from
+/// the length alone: a table with keys at powers of two has a border of 2^40 and a few
+/// dozen entries (issue 18, fault 1).
+pub enum Positions {
+    Sequence(usize),
+    Sparse(Vec<usize>),
+}
+
+impl Positions {
+    /// The newest position, 0 for none.
+    fn last(&self) -> usize {
+        match self {
+            Positions::Sequence(n) => *n,
+            Positions::Sparse(keys) => keys.last().copied().unwrap_or(0),
+        }
+    }
+
+    /// Positions at or before `from`, newest first.
+    fn down_from(&self, from: usize) -> Box<dyn Iterator<Item = usize> + '_> {
+        match self {
+            Positions::Sequence(n) => Box::new((1..=from.min(*n)).rev()),
+            Positions::Sparse(keys) => {
+                Box::new(keys.iter().rev().copied().filter(move |&i| i <= from))
+            }
+        }
+    }
+}
+
+fn positions(lua: &Lua, entries: &Table) -> mlua::Result<Positions> {
+    let mut keys = Vec::new();
+    let (mut border, mut count) = (0, 0);
+    // SAFETY: raw reads only (`lua_next` over keys it handed out, no allocation in
+    // Lua); `keys` lives out here. The keys are collected only for a table that is
+    // not a sequence (a second pass), so the usual case allocates nothing.
+    unsafe {
+        exec::<()>(lua, entries, |l| {
+            border = ffi::lua_rawlen(l, 1);
+            for pass in 0..2 {
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, 1) != 0 {
+                    match (pass, index(l, -2, border)) {
+                        (0, Some(_)) => count += 1,
+                        (_, Some(i)) => keys.push(i),
+                        _ => {}
+                    }
+                    ffi::lua_settop(l, -2);
+                }
+                if count == border {
+                    break;
+                }
+            }
+            ffi::lua_settop(l, 0);
+        })?;
+    }
+    if count == border {
+        return Ok(Positions::Sequence(border));
+    }
+    keys.sort_unstable();
+    Ok(Positions::Sparse(keys))
+}
+
+/// Leaves `tasks` and `nextId` on top of the stack and returns the entry's position;
+/// 0 when no entry among `candidates` (newest first) is a todo result.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn walk(l: L, candidates: impl Iterator<Item = usize>) -> usize {
+    if ffi::lua_checkstack(l, 24) == 0 {
+        return 0;
+    }
+    // The rule's strings, one slot each.
+    let first = Const::Type as c_int;
+    let base = ffi::lua_gettop(l) + 1 - first;
+    for k in first..=Const::NextId as c_int {
+        ffi::lua_rawgeti(l, CONSTS, k as _);
+    }
+    let slot = |k: Const| base + k as c_int;
+    // Push `t[key]` (raw) and return its type.
+    let get = |t: c_int, key: Const| {
+        ffi::lua_pushvalue(l, slot(key));
+        ffi::lua_rawget(l, t);
+        ffi::lua_type(l, -1)
+    };
+    // Is `t[key]` the string in slot `want`?
+    let is = |t: c_int, key: Const, want: Const| {
+        get(t, key);
+        let yes = ffi::lua_rawequal(l, -1, slot(want)) != 0;
+        ffi::lua_settop(l, -2);
+        yes
+    };
+    let work = ffi::lua_gettop(l);
+    let (e, m, d, tasks, next) = (work + 1, work + 2, work + 3, work + 4, work + 5);
+    for i in candidates {
+        ffi::lua_settop(l, work);
+        ffi::lua_rawgeti(l, VALUE, i as _);
+        let todo = ffi::lua_type(l, e) == ffi::LUA_TTABLE
+            && is(e, Const::Type, Const::Message)
+            && get(e, Const::Message) == ffi::LUA_TTABLE
+            && is(m, Const::Role, Const::ToolResult)
+            && is(m, Const::ToolName, Const::Todo)
+            && get(m, Const::Details) == ffi::LUA_TTABLE
+            && get(d, Const::Tasks) == ffi::LUA_TTABLE
+            && get(d, Const::NextId) == ffi::LUA_TNUMBER;
+        if !todo {
+            continue;
+        }
+        // An empty table counts as an empty array: hosts' JSON decoders cannot tell
+        // `{}` from `[]`.
+        let array = ffi::lua_rawlen(l, tasks) > 0 || {
+            ffi::lua_pushnil(l);
+            ffi::lua_next(l, tasks) == 0
+        };
+        ffi::lua_settop(l, next);
+        if array {
+            return i;
+        }
+    }
+    0
+}
+
+/// The state table a winning entry's `tasks` and `nextId` make, or `None` when they do
+/// not make a valid state. When every task has the plain shape (see `task`), the tasks
+/// are checked and copied table to table in one pass of raw reads, reusing the entry's
+/// own strings (nothing is interned again); otherwise the general conversion decides.
+/// One pass, because each detour tried (JSON values, a `State`, a separate check pass)
+/// left the copy slower than plain Lua's.
+pub fn snapshot_table(
+    lua: &Lua,
+    ctx: &Ctx,
+    tasks: &LuaValue,
+    next: &LuaValue,
+) -> mlua::Result<Option<Table>> {
+    let mut plain = false;
+    let mut links = Links::default();
+    // SAFETY: the closure reads the entry and builds new tables; it leaves exactly the
+    // result (or nil). What it owns lives in `links`, out here, including the metadata
+    // value while it is pushed, so a push that raises (a `longjmp` on PUC Lua) skips no
+    // destructor.
+    let t: LuaValue = unsafe {
+        exec(lua, (&ctx.array_mt, &ctx.consts, tasks, next), |l| {
+            plain = copy(l, &mut links);
+            if plain {
+                ffi::lua_insert(l, 1);
+                ffi::lua_settop(l, 1);
+            } else {
+                ffi::lua_settop(l, 0);
+                ffi::lua_pushnil(l);
+            }
+        })?
+    };
+    if let (true, LuaValue::Table(t)) = (plain, t) {
+        return Ok(Some(t));
+    }
+    let parts = read(lua, ctx, tasks, Empty::Array, false)
+        .ok()
+        .zip(read(lua, ctx, next, Empty::Object, false).ok());
+    match parts.and_then(|(t, n)| crate::replay::state_from_parts(t, n)) {
+        Some(s) => Ok(Some(write::state(lua, &ctx.array_mt, &s)?)),
+        None => Ok(None),
+    }
+}
+
+/// Stack slots in `copy`: array metatable, consts, tasks, nextId.
+const COPY_CONSTS: c_int = 2;
+const COPY_TASKS: c_int = 3;
+const COPY_NEXT: c_int = 4;
+
+/// Each copied task's id and `blockedBy` ids, for `task::check_links`.
+#[derive(Default)]
+struct Links {
+    ids: Vec<crate::task::Id>,
+    /// Per task: where its `blockedBy` ids start in `edges`, and how many.
+    deps: Vec<(usize, usize)>,
+    edges: Vec<crate::task::Id>,
+    /// The metadata being copied (see `copy_task`).
+    metadata: Option<Value>,
+}
+
+/// `{ tasks = { copies }, nextId = n }` on top of the stack when every task at
+/// `COPY_TASKS` has the plain shape and together they keep the list's rules
+/// (`State::validate`, `nextId` repaired as it repairs it); false (stack left as it
+/// is) otherwise.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn copy(l: L, links: &mut Links) -> bool {
+    // Room for the metadata's levels too (`value`), reserved before anything is read.
+    if ffi::lua_checkstack(l, (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL + 16) == 0 {
+        return false;
+    }
+    let Some(interned) = InternedKeys::new(l, COPY_CONSTS) else {
+        return false;
+    };
+    let n = ffi::lua_rawlen(l, COPY_TASKS);
+    let next_id = match ffi::lua_type(l, COPY_NEXT) {
+        ffi::LUA_TNUMBER => num(l, COPY_NEXT).and_then(|v| crate::params::id("nextId", &v).ok()),
+        _ => None,
+    };
+    let Some(next_id) = next_id.filter(|_| n > 0) else {
+        return false;
+    };
+    // Keys exactly 1..n: as many keys as the length.
+    let mut count = 0;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, COPY_TASKS) != 0 {
+        count += 1;
+        ffi::lua_settop(l, -2);
+    }
+    if count != n {
+        return false;
+    }
+    ffi::lua_createtable(l, 0, 2);
+    ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
+    let dst_tasks = ffi::lua_gettop(l);
+    links.ids.reserve(n);
+    links.deps.reserve(n);
+    for i in 1..=n {
+        ffi::lua_rawgeti(l, COPY_TASKS, i as _);
+        let src = dst_tasks + 1;
+        if ffi::lua_type(l, src) != ffi::LUA_TTABLE || !copy_task(l, &interned, src, links) {
+            return false;
+        }
+        ffi::lua_rawseti(l, dst_tasks, i as _);
+        ffi::lua_settop(l, dst_tasks);
+    }
+    let Links {
+        ids, deps, edges, ..
+    } = &*links;
+    let Ok(largest) = crate::task::check_links(
+        ids.len(),
+        |i| ids[i],
+        |i| &edges[deps[i].0..deps[i].0 + deps[i].1],
+    ) else {
+        return false;
+    };
+    let next_id = crate::task::repaired_next_id(next_id, largest);
+    ffi::lua_setfield(l, -2, c"tasks".as_ptr());
+    ffi::lua_pushinteger(l, next_id as _);
+    ffi::lua_setfield(l, -2, c"nextId".as_ptr());
+    true
+}
+
+/// Check the task table at `src` (the plain shape of `task`) and leave its copy on top.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links) -> bool {
+    let dst = src + 1;
+    let start = links.edges.len();
+    let mut id = None;
+    ffi::lua_createtable(l, 0, 4);
+    let (key, val) = (dst + 1, dst + 2);
+    let mut required = 0;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, src) != 0 {
+        let field = match ffi::lua_type(l, key) {
+            ffi::LUA_TSTRING => interned.which(l, key),
+            _ => None,
+        };
+        // Strings and the status are the entry's own values: `key, val` becomes
+        // `key, key, val` and is set in one call, leaving the key for `lua_next`.
+        let own = match field {
+            Some(Const::Status) => interned.status(l, val).is_some(),
+            Some(Const::Subject | Const::Description | Const::ActiveForm | Const::Owner) => {
+                ffi::lua_type(l, val) == ffi::LUA_TSTRING && str(l, val).is_some()
+            }
+            _ => false,
+        };
+        if own {
+            required += matches!(field, Some(Const::Status | Const::Subject)) as i32;
+            ffi::lua_pushvalue(l, key);
+            ffi::lua_insert(l, val);
+            ffi::lua_rawset(l, dst);
+            continue;
+        }
+        ffi::lua_pushvalue(l, key);
+        let ok = match field {
+            Some(Const::Id) => match num(l, val).and_then(|v| crate::params::id("id", &v).ok()) {
+                Some(v) => {
+                    ffi::lua_pushinteger(l, v as _);
+                    id = Some(v);
+                    required += 1;
+                    true
+                }
+                None => false,
+            },
+            Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges),
+            Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
+                // Kept in `links` while it is pushed: a push that raises (out of
+                // memory) must leave nothing owned in this frame (issue 18, fault 3).
+                links.metadata = value(l, COPY_CONSTS, val, 2, Empty::Object, false)
+                    .ok()
+                    .filter(|v| {
+                        v.is_object() && crate::params::check_nesting("metadata", v).is_ok()
+                    });
+                match &links.metadata {
+                    Some(v) => {
+                        write::push_value(l, v);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+        ffi::lua_rawset(l, dst);
+        ffi::lua_settop(l, key);
+    }
+    let Some(id) = id.filter(|_| required == 3) else {
+        return false;
+    };
+    links.ids.push(id);
+    links.deps.push((start, links.edges.len() - start));
+    true
+}
+
+/// The length of the table at `idx` when it is a non-empty array: its keys exactly
+/// `1..n` (what `copy_ids` and `ids` accept before reading the ids themselves).
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
+    if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
+        return None;
+    }
+    let n = ffi::lua_rawlen(l, idx);
+    if n == 0 {
+        return None;
+    }
+    let mut count = 0;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, idx) != 0 {
+        count += 1;
+        let ok = index(l, -2, n).is_some();
+        ffi::lua_settop(l, -2);
+        if !ok {
+            ffi::lua_settop(l, -2);
+            return None;
+        }
+    }
+    (count == n).then_some(n)
+}
+
+/// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids),
+/// adding the ids to `edges`.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn copy_ids(l: L, idx: c_int, edges: &mut Vec<crate::task::Id>) -> bool {
+    let Some(n) = id_array_len(l, idx) else {
+        return false;
+    };
+    ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
+    for i in 1..=n {
+        ffi::lua_rawgeti(l, idx, i as _);
+        let id = num(l, -1).and_then(|v| crate::params::id("blockedBy", &v).ok());
+        ffi::lua_settop(l, -2);
+        let Some(id) = id else {
+            return false;
+        };
+        edges.push(id);
+        ffi::lua_pushinteger(l, id as _);
+        ffi::lua_rawseti(l, -2, i as _);
+    }
+    true
+}
+
+/// The data pointers of the interned task-field and status strings in `Ctx::consts`.
+/// Short strings are interned (all strings in LuaJIT and 5.1, up to 40 bytes in 5.4),
+/// so a string equals one of these exactly when it is the same object.
+pub struct InternedKeys([*const u8; 12]);
+
+const FIELDS: [Const; 8] = [
+    Const::Id,
+    Const::Subject,
+    Const::Description,
+    Const::ActiveForm,
+    Const::Status,
+    Const::BlockedBy,
+    Const::Owner,
+    Const::Metadata,
+];
+
+impl InternedKeys {
+    /// # Safety
+    ///
+    /// Only inside an `exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules above).
+    unsafe fn new(l: L, consts: c_int) -> Option<InternedKeys> {
+        if ffi::lua_checkstack(l, 2) == 0 {
+            return None;
+        }
+        let mut p = [std::ptr::null(); 12];
+        for (i, slot) in p.iter_mut().enumerate() {
+            ffi::lua_rawgeti(l, consts, (Const::Id as usize + i) as _);
+            *slot = ffi::lua_tolstring(l, -1, std::ptr::null_mut()).cast();
+            ffi::lua_settop(l, -2);
+        }
+        Some(InternedKeys(p))
+    }
+
+    /// Which task field the string at `idx` names (interned: compared by address).
+    ///
+    /// # Safety
+    ///
+    /// Only inside an `exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules above).
+    unsafe fn which(&self, l: L, idx: c_int) -> Option<Const> {
+        let p = ffi::lua_tolstring(l, idx, std::ptr::null_mut()).cast::<u8>();
+        let i = self.0[..8].iter().position(|&q| q == p)?;
+        Some(FIELDS[i])
+    }
+
+    /// # Safety
+    ///
+    /// Only inside an `exec` body, on its state `l`, with every stack index it is
+    /// given naming a live slot of the kind its doc says (the rules above).
+    unsafe fn status(&self, l: L, idx: c_int) -> Option<crate::task::Status> {
+        if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
+            return None;
+        }
+        let p: *const u8 = ffi::lua_tolstring(l, idx, std::ptr::null_mut()).cast();
+        let i = self.0[8..].iter().position(|&q| q == p)?;
+        Some(crate::task::Status::ALL[i])
+    }
+}
+
+/// The key at `idx` as an array index in `1..=n`.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn index(l: L, idx: c_int, n: usize) -> Option<usize> {
+    if ffi::lua_type(l, idx) != ffi::LUA_TNUMBER {
+        return None;
+    }
+    let k = ffi::lua_tonumber(l, idx);
+    (k.fract() == 0.0 && k >= 1.0 && k <= n as f64).then_some(k as usize)
+}
+
+/// A string's bytes as UTF-8; the slice lives as long as the string is reachable.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+pub unsafe fn str<'a>(l: L, idx: c_int) -> Option<&'a str> {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(l, idx, &mut len).cast::<u8>();
+    std::str::from_utf8(std::slice::from_raw_parts(p, len)).ok()
+}
+
+/// A number as mlua reads it: Lua 5.4 keeps its integer subtype; LuaJIT and 5.1
+/// numbers with an exact `i64` value are integers.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+pub unsafe fn num(l: L, idx: c_int) -> Option<Value> {
+    // Not `lua_tonumber` alone: it reads "1" as 1 and anything else as 0.
+    if ffi::lua_type(l, idx) != ffi::LUA_TNUMBER {
+        return None;
+    }
+    #[cfg(feature = "lua54")]
+    {
+        if ffi::lua_isinteger(l, idx) != 0 {
+            return Some(Value::from(ffi::lua_tointeger(l, idx)));
+        }
+        number(ffi::lua_tonumber(l, idx))
+    }
+    #[cfg(not(feature = "lua54"))]
+    {
+        let n = ffi::lua_tonumber(l, idx);
+        // [-2^63, 2^63): the doubles that convert to an i64 without saturating.
+        if (i64::MIN as f64..-(i64::MIN as f64)).contains(&n) {
+            let i = n as i64;
+            if (i as f64).to_bits() == n.to_bits() {
+                return Some(Value::from(i));
+            }
+        }
+        number(n)
+    }
+}
+
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn is_vim_nil(l: L, consts: c_int, idx: c_int) -> bool {
+    ffi::lua_rawgeti(l, consts, Const::VimNil as _);
+    let yes = ffi::lua_rawequal(l, idx, -1) != 0;
+    ffi::lua_settop(l, -2);
+    yes
+}
+
+/// An empty table marked as an array by us, cjson, mlua's serde or dkjson.
+///
+/// # Safety
+///
+/// Only inside an `exec` body, on its state `l`, with every stack index it is
+/// given naming a live slot of the kind its doc says (the rules above).
+unsafe fn is_array_marked(l: L, consts: c_int, idx: c_int) -> bool {
+    if ffi::lua_getmetatable(l, idx) == 0 {
+        return false;
+    }
+    let mt = ffi::lua_gettop(l);
+    let mut yes = false;
+    for k in [Const::ArrayMt, Const::SerdeMt] {
+        ffi::lua_rawgeti(l, consts, k as _);
+        yes = yes || ffi::lua_rawequal(l, mt, -1) != 0;
+        ffi::lua_settop(l, -2);
+    }
+    if !yes {
+        ffi::lua_rawgeti(l, consts, Const::JsonType as _);
+        ffi::lua_rawget(l, mt);
+        ffi::lua_rawgeti(l, consts, Const::Array as _);
+        yes = ffi::lua_rawequal(l, -1, -2) != 0;
+    }
+    ffi::lua_settop(l, mt - 1);
+    yes
+}
+
+/// Keeps the garbage collector from running finalizers while native code runs.
+///
+/// In LuaJIT and Lua 5.1 an error raised by a `__gc` metamethod propagates out of
+/// whatever allocation ran the collector step. Inside a native call that allocation may be
+/// one mlua makes outside a protected call, and the error then unwinds through Rust
+/// frames: LuaJIT aborts the process ("Rust cannot catch foreign exceptions"), Lua 5.1
+/// longjmps past them (leaked borrows, a hung or confused interpreter). With the collector
+/// stopped for the duration no finalizer can run in here; the pending ones run at the
+/// next allocation in Lua code, where their errors are ordinary Lua errors.
+/// Lua 5.4 reports finalizer errors as warnings and never propagates them: no hold there.
+///
+/// The collector's state is restored: a collector the host had stopped stays stopped.
+/// PUC Lua 5.1 cannot say whether it runs (`LUA_GCISRUNNING` is LuaJIT's and 5.2's), so
+/// there it is read from the global state (`puc51::stopped`).
+///
+/// What native calls allocate under the hold is paid to the collector later (a protected
+/// step, see `Drop`): a stopped collector never collects what Lua allocated meanwhile,
+/// and a host looping over native calls alone (`list:apply` in a `for` loop) grew its
+/// heap without bound (1.2 GB after 200,000 `list` calls under LuaJIT, measured). The
+/// debt is paid once it reaches half the heap, like the collector's own pause: paying
+/// every call kept the collector from ever pausing, which more than doubled a call's cost.
+///
+/// LuaJIT restarts the collector as after a finished cycle (`LUA_GCRESTART` with -1: next
+/// cycle once the heap doubles) and counts what Lua allocated between native calls into
+/// the debt, so the debt paces the collector. A plain restart made it due at once: every
+/// native call pulled a resting collector into a new cycle, and a panel render paid about
+/// as much collecting as drawing. PUC 5.1's restart cannot do otherwise.
+pub(super) struct CollectorHold {
+    #[cfg(any(feature = "lua51", feature = "luajit"))]
+    held: Option<Held>,
+}
+
+#[cfg(any(feature = "lua51", feature = "luajit"))]
+struct Held {
+    lua: Lua,
+    thread: mlua::Thread,
+    kb_before: std::ffi::c_int,
+}
+
+/// Kilobytes allocated and not yet paid for, per state (see `CollectorHold`), and the
+/// heap's size when the last native call ended.
+#[cfg(any(feature = "lua51", feature = "luajit"))]
+#[derive(Default)]
+pub(super) struct CollectorDebt {
+    owed: std::cell::Cell<std::ffi::c_int>,
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
+    last_kb: std::cell::Cell<Option<std::ffi::c_int>>,
+}
+
+impl CollectorHold {
+    #[cfg(any(feature = "lua51", feature = "luajit"))]
+    pub(super) fn new(lua: &Lua) -> CollectorHold {
+        use mlua::ffi;
+        /// `lua_gc` option of LuaJIT 2.1 and Lua 5.2+; PUC 5.1 answers -1 (unknown option).
+        const LUA_GCISRUNNING: std::ffi::c_int = 9;
+        let thread = lua.current_thread();
+        // SAFETY: `thread` keeps the state alive; neither option allocates or raises, and
+        // `puc51::stopped` only reads (see there).
+        let (running, kb_before) = unsafe {
+            let l = thread.state();
+            #[cfg(feature = "luajit")]
+            let running = ffi::lua_gc(l, LUA_GCISRUNNING, 0) != 0;
+            // PUC 5.1 has no such option (it answers -1, which read as "running" and made
+            // every call restart a collector the host had stopped: issue 18, fault 4).
+            #[cfg(feature = "lua51")]
+            let running = {
+                let _ = LUA_GCISRUNNING;
+                !puc51::stopped(l).unwrap_or(false)
+            };
+            if running {
+                ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
+            }
+            (running, ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0))
+        };
+        CollectorHold {
+            held: running.then(|| Held {
+                lua: lua.clone(),
+                thread,
+                kb_before,
+            }),
+        }
+    }
+
+    #[cfg(not(any(feature = "lua51", feature = "luajit")))]
+    pub(super) fn new(_lua: &Lua) -> CollectorHold {
+        CollectorHold {}
+    }
+}
+
+#[cfg(any(feature = "lua51", feature = "luajit"))]
+impl Drop for CollectorHold {
+    fn drop(&mut self) {
+        use mlua::ffi;
+        let Some(held) = &self.held else {
+            return;
+        };
+        // SAFETY: `thread` keeps the state alive. RESTART and COUNT neither allocate nor
+        // raise; the step runs inside `lua_cpcall`, so a finalizer's error stops there
+        // (it is popped and dropped, as Lua 5.4 drops one by default) and never unwinds
+        // into Rust.
+        unsafe {
+            let l = held.thread.state();
+            let kb = ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0);
+            #[cfg(feature = "luajit")]
+            ffi::lua_gc(l, ffi::LUA_GCRESTART, -1);
+            #[cfg(not(feature = "luajit"))]
+            ffi::lua_gc(l, ffi::LUA_GCRESTART, 0);
+            let owed = {
+                let Some(debt) = held.lua.app_data_ref::<CollectorDebt>() else {
+                    return;
+                };
+                let native = kb.saturating_sub(held.kb_before).max(0);
+                // What Lua code allocated since the last native call ended (LuaJIT: the
+                // restart above leaves the pacing to this debt).
+                let between = match cfg!(feature = "luajit") {
+                    true => debt
+                        .last_kb
+                        .get()
+                        .map_or(0, |last| held.kb_before.saturating_sub(last).max(0)),
+                    false => 0,
+                };
+                let owed = debt
+                    .owed
+                    .get()
+                    .saturating_add(native)
+                    .saturating_add(between);
+                if owed < kb / 2 {
+                    debt.owed.set(owed);
+                    debt.last_kb.set(Some(kb));
+                    return;
+                }
+                debt.owed.set(0);
+                owed
+            };
+            if ffi::lua_cpcall(l, collector_step, owed as usize as *mut _) != 0 {
+                ffi::lua_pop(l, 1);
+            }
+            if let Some(debt) = held.lua.app_data_ref::<CollectorDebt>() {
+                debt.last_kb.set(Some(ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0)));
+            }
+        }
+    }
+}
+
+/// Whether PUC Lua 5.1's collector was stopped by the host (`collectgarbage("stop")`,
+/// `lua_gc(L, LUA_GCSTOP, 0)`). 5.1 has no API that says so: `LUA_GCSTOP` sets the global
+/// state's `GCthreshold` to `MAX_LUMEM` and nothing else reads it back. So it is read from
+/// the global state, whose layout is the same in every 5.1 release (5.1.0 to 5.1.5), and
+/// only after the read is confirmed: the allocator and its userdata must be what
+/// `lua_getallocf` answers and the heap's size what `LUA_GCCOUNT`/`LUA_GCCOUNTB` answer.
+/// `None` when they are not (an unknown build): the caller then assumes a running collector.
+#[cfg(feature = "lua51")]
+mod puc51 {
+    use std::ffi::{c_int, c_void};
+
+    use mlua::ffi;
+
+    /// The head of 5.1's `struct lua_State` (lstate.h), as far as `l_G`.
+    #[repr(C)]
+    struct State {
+        next: *mut c_void,
+        tt: u8,
+        marked: u8,
+        status: u8,
+        top: *mut c_void,
+        base: *mut c_void,
+        l_g: *const Global,
+    }
+
+    /// The head of 5.1's `struct global_State` (lstate.h), as far as `totalbytes`.
+    #[repr(C)]
+    struct Global {
+        strt_hash: *mut c_void,
+        strt_nuse: u32,
+        strt_size: c_int,
+        frealloc: *const c_void,
+        ud: *mut c_void,
+        currentwhite: u8,
+        gcstate: u8,
+        sweepstrgc: c_int,
+        rootgc: *mut c_void,
+        sweepgc: *mut c_void,
+        gray: *mut c_void,
+        grayagain: *mut c_void,
+        weak: *mut c_void,
+        tmudata: *mut c_void,
+        buff_buffer: *mut c_void,
+        buff_n: usize,
+        buff_size: usize,
+        gc_threshold: usize,
+        totalbytes: usize,
+    }
+
+    /// `MAX_LUMEM` (llimits.h): the threshold of a stopped collector.
+    const MAX_LUMEM: usize = usize::MAX - 2;
+
+    /// # Safety
+    ///
+    /// `l` is a live PUC Lua 5.1 state (the `lua51` feature links nothing else). Both
+    /// structs' heads are read in place, without writing; the reads stay inside the two
+    /// objects (their full C definitions are larger than these heads).
+    pub unsafe fn stopped(l: *mut ffi::lua_State) -> Option<bool> {
+        let g = std::ptr::addr_of!((*(l as *const State)).l_g).read();
+        if g.is_null() {
+            return None;
+        }
+        let mut ud = std::ptr::null_mut();
+        let alloc = ffi::lua_getallocf(l, &mut ud);
+        let frealloc = std::ptr::addr_of!((*g).frealloc).read();
+        let g_ud = std::ptr::addr_of!((*g).ud).read();
+        let total = std::ptr::addr_of!((*g).totalbytes).read();
+        let counted = (ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) as usize) << 10
+            | ffi::lua_gc(l, ffi::LUA_GCCOUNTB, 0) as usize;
+        let confirmed = frealloc == alloc as *const c_void && g_ud == ud && total == counted;
+        confirmed.then(|| std::ptr::addr_of!((*g).gc_threshold).read() == MAX_LUMEM)
+    }
+}
+
+/// `lua_cpcall` body for `CollectorHold`: collector steps worth the kilobytes in the light
+/// userdata argument (what native calls allocated while the collector was held).
+///
+/// # Safety
+///
+/// Called by `lua_cpcall` only, on a live state with its light userdata argument.
+#[cfg(any(feature = "lua51", feature = "luajit"))]
+unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
+    let kb = mlua::ffi::lua_touserdata(l, 1) as usize;
+    mlua::ffi::lua_gc(
+        l,
+        mlua::ffi::LUA_GCSTEP,
+        kb.min(i32::MAX as usize) as std::ffi::c_int,
+    );
+    0
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Make the next `exec` body panic (the regression test of fault 2).
+        pub static PANIC_NEXT: Cell<bool> = const { Cell::new(false) };
+    }
+}
+
+#[cfg(all(test, not(feature = "luajit")))]
+mod panic_tests {
+    use mlua::Lua;
+
+    /// Issue 18, fault 2: a panic inside a raw block unwound through `lua_pcall`'s C frames
+    /// (an abort, or a state whose next error jumps into a dead frame). Now it is a Lua
+    /// error, and errors afterwards unwind as they should. (PUC Lua only: see `exec`.)
+    #[cfg(not(feature = "luajit"))]
+    #[test]
+    fn a_panic_inside_a_raw_block_is_a_lua_error_and_the_state_lives_on() {
+        let lua = Lua::new();
+        let core = crate::lua::exports(&lua).unwrap();
+        lua.globals().set("core", core).unwrap();
+        super::tests::PANIC_NEXT.with(|p| p.set(true));
+        let (ok, err): (bool, String) = lua
+            .load(r#"local ok, e = pcall(core.apply, nil, '{"action": "list"}') return ok, tostring(e)"#)
+            .eval()
+            .unwrap();
+        assert!(!ok);
+        assert!(err.contains("internal error"), "{err}");
+        let after: String = lua
+            .load(
+                "for i = 1, 100 do local ok, e = pcall(error, 'after ' .. i); assert(not ok) end
+                 local r = core.apply(nil, { action = 'create', subject = 'a' })
+                 return r.content[1].text",
+            )
+            .eval()
+            .unwrap();
+        assert_eq!(after, "Created #1: a (pending)");
+    }
+}
