@@ -236,19 +236,12 @@ pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
         }
         Some(other) => return Err(Error::input(field("metadata"), "an object", kind(other))),
     };
-    const KNOWN: [&str; 8] = [
-        "id",
-        "subject",
-        "description",
-        "activeForm",
-        "status",
-        "blockedBy",
-        "owner",
-        "metadata",
-    ];
     // Keys this model does not know are kept verbatim, under the same nesting rule.
     let mut extra = Map::new();
-    for (k, v) in map.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())) {
+    for (k, v) in map
+        .iter()
+        .filter(|(k, _)| !crate::task::FIELDS.contains(&k.as_str()))
+    {
         check_nesting(&field(k), v)?;
         extra.insert(k.clone(), v.clone());
     }

@@ -2,6 +2,19 @@
 
 use serde_json::{Map, Value};
 
+/// The fields of the task model; any other key a task has is kept as it came
+/// (`Task::extra`).
+pub const FIELDS: [&str; 8] = [
+    "id",
+    "subject",
+    "description",
+    "activeForm",
+    "status",
+    "blockedBy",
+    "owner",
+    "metadata",
+];
+
 /// Where a task is in its life. `Deleted` is a tombstone: the task stays so that old
 /// `blockedBy` references still resolve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

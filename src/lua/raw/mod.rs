@@ -336,6 +336,7 @@ impl Const {
     /// The strings after the first three slots, in order.
     pub const STRINGS: [&'static str; 25] = {
         use crate::replay::rule::*;
+        use crate::task::FIELDS;
         [
             "__jsontype",
             "array",
@@ -348,14 +349,14 @@ impl Const {
             DETAILS,
             TASKS,
             NEXT_ID,
-            "id",
-            "subject",
-            "description",
-            "activeForm",
-            "status",
-            "blockedBy",
-            "owner",
-            "metadata",
+            FIELDS[0],
+            FIELDS[1],
+            FIELDS[2],
+            FIELDS[3],
+            FIELDS[4],
+            FIELDS[5],
+            FIELDS[6],
+            FIELDS[7],
             "pending",
             "in_progress",
             "completed",

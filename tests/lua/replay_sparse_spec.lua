@@ -1,0 +1,58 @@
+-- tests/lua/replay_sparse_spec.lua: `core.replay` over entries tables that are not
+-- sequences. Under LuaJIT the walk is Lua (`lua/rpiv_todo/native/replay_walk.lua`): it walks
+-- down from the table's length and hands a table with more than 64 holes to the native
+-- walk, which counts the keys that are there. A border far past the entries (keys at
+-- powers of two: a length of 2^28 with 29 entries) must neither hang nor lose the list;
+-- every flavour gives the same answers.
+--   luajit tests/lua/replay_sparse_spec.lua      (also lua5.1, lua5.4)
+
+local T = dofile((os.getenv("RPIV_ROOT") or ".") .. "/tests/harness.lua")
+local H = {}
+
+local core = require("rpiv_todo.core")
+
+function H.todo(subject, id)
+  return {
+    type = "message",
+    message = {
+      role = "toolResult",
+      toolName = "todo",
+      details = { tasks = { { id = id, subject = subject, status = "pending" } }, nextId = id + 1 },
+    },
+  }
+end
+
+function H.other(i)
+  return { type = "message", message = { role = "user", content = "turn " .. i } }
+end
+
+-- The subjects and nextId of a replayed state, as one line.
+function H.shown(state)
+  local out = {}
+  for i, t in ipairs(state.tasks) do
+    out[i] = t.id .. ":" .. t.subject
+  end
+  return table.concat(out, ",") .. " next " .. state.nextId
+end
+
+T.test("keys at powers of two up to 2^28: the newest todo result is found, in no time", function()
+  local entries = {}
+  for k = 28, 1, -1 do
+    entries[2 ^ k] = H.other(k)
+  end
+  entries[1] = H.todo("the only list", 4)
+  T.eq(H.shown(core.replay(entries)), "4:the only list next 5")
+  -- A todo result far up the border is the newest.
+  entries[2 ^ 20] = H.todo("newer", 7)
+  T.eq(H.shown(core.replay(entries)), "7:newer next 8")
+end)
+
+T.test("no todo result among sparse entries: the empty list", function()
+  local entries = {}
+  for k = 28, 0, -1 do
+    entries[2 ^ k] = H.other(k)
+  end
+  T.eq(H.shown(core.replay(entries)), " next 1")
+end)
+
+T.finish()
