@@ -4,7 +4,6 @@
 mod support;
 
 mod core;
-mod i18n;
 mod layer;
 mod overlay;
 mod reliability;
