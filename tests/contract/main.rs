@@ -6,5 +6,4 @@ mod support;
 mod core;
 mod layer;
 mod overlay;
-mod reliability;
 mod store;
