@@ -31,12 +31,14 @@ T.test("core.load names the kind of each failure", function()
   -- 2 GiB, sparse: no disk used; refused from its size.
   H.sh("truncate -s 2G '" .. dir .. "/huge.json'")
   H.write(dir .. "/bad.json", '{"tasks":')
+  H.write(dir .. "/brace.json", "{")
   local cases = {
     { "missing.json", "missing", "no such file" },
     { "dir.json", "not_file", "cannot read: it is a directory" },
     { "pipe.json", "not_file", "cannot read: it is a pipe (FIFO), not a regular file" },
     { "huge.json", "too_large", "larger than 67108864 bytes, the most this file may hold: not read" },
     { "bad.json", "invalid", "truncated JSON (the text stops at line 1, column 9)" },
+    { "brace.json", "invalid", "truncated JSON (the text stops at line 1, column 1)" },
     { "bad.json/x", "io", "cannot read: Not a directory (os error 20)" },
   }
   for _, case in ipairs(cases) do
