@@ -40,12 +40,6 @@ function H.in_locale(code)
   todo.setup({ locale = code })
 end
 
-function H.write(path, text)
-  local file = assert(io.open(path, "wb"))
-  file:write(text)
-  file:close()
-end
-
 T.test("core.tr formats plural forms from integer and float counts", function()
   for _, case in ipairs({
     { "ru", 1, "ещё 1 задача (1 ожидает)" },
@@ -87,8 +81,8 @@ end)
 
 T.test("core.resolve_locale walks the chain over the env overrides", function()
   local xdg = T.tempdir()
-  assert(os.execute("mkdir -p '" .. xdg .. "/rpiv-i18n'"))
-  H.write(xdg .. "/rpiv-i18n/locale.json", '{"locale": "uk"}')
+  T.sh("mkdir -p '" .. xdg .. "/rpiv-i18n'")
+  T.write(xdg .. "/rpiv-i18n/locale.json", '{"locale": "uk"}')
   local none = T.tempdir()
   T.eq(core.resolve_locale("fr", { RPIV_TODO_LOCALE = "de", XDG_CONFIG_HOME = xdg }), "fr", "explicit")
   T.eq(core.resolve_locale(nil, { RPIV_TODO_LOCALE = "de", XDG_CONFIG_HOME = xdg }), "de", "RPIV_TODO_LOCALE")

@@ -544,6 +544,17 @@ T.test("/todos without a source reads the foreground session", function()
   T.eq(text, "1 pending\n── Pending ──\n  ○ #1 Shown")
 end)
 
+-- Count the "replayed" notifications of session `id` (in `.n`) until stop() is called.
+function H.count_replays(id)
+  local count = { n = 0 }
+  local stop = todo.listen(function(event, from)
+    if event == "replayed" and from == id then
+      count.n = count.n + 1
+    end
+  end)
+  return count, stop
+end
+
 T.test("a list survives compaction and reload by replay of the branch", function()
   local s = todo.session("long")
   local branch = { { type = "message", message = { role = "user", content = "plan it" } } }
@@ -562,19 +573,14 @@ T.test("a list survives compaction and reload by replay of the branch", function
     branch[#branch + 1] = { type = "message", message = { role = "assistant", content = "ok" } }
   end
   local before = todo.command.todos(s)
-  local replayed = 0
-  local stop = todo.listen(function(event, id)
-    if event == "replayed" and id == "long" then
-      replayed = replayed + 1
-    end
-  end)
+  local replayed, stop = H.count_replays("long")
   todo.on_compaction("long", branch)
   T.eq(todo.command.todos(s), before, "after compaction")
   todo.shutdown("long") -- the reload: the in-memory list is gone
   T.eq(#todo.session("long"):state().tasks, 0)
   todo.on_session_start("long", branch)
   stop()
-  T.eq(replayed, 2, "replay notifications")
+  T.eq(replayed.n, 2, "replay notifications")
   local after = todo.session("long")
   T.eq(todo.command.todos(after), before, "after reload")
   T.eq(after:state().nextId, 3)
@@ -607,18 +613,13 @@ T.test("a list kept as JSON text survives compaction and reload from the branch 
   todo.on_compaction("long", branch_json)
   T.eq((todo.command.todos(todo.session("long"))), before, "after compaction")
   todo.sessions.reset() -- the reload: nothing is known until the branch is replayed
-  local replays = 0
-  local stop = todo.listen(function(event, id)
-    if event == "replayed" and id == "long" then
-      replays = replays + 1
-    end
-  end)
+  local replays, stop = H.count_replays("long")
   T.eq(#todo.session("long"):state().tasks, 0, "after the reload")
   todo.on_session_start("long", branch_json)
   stop()
   local after = todo.session("long")
   T.eq((todo.command.todos(after)), before, "after the replay")
-  T.eq(replays, 1, "replay notifications")
+  T.eq(replays.n, 1, "replay notifications")
   T.eq(after:state().nextId, 4)
   T.eq(H.text(after:execute({ action = "create", subject = "D" })), "Created #4: D (pending)")
 end)

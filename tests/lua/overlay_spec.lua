@@ -660,16 +660,24 @@ test("a row override gets the whole task from a list handle as from a state", fu
   eq(a[2].task.metadata, { k = "v" })
 end)
 
+-- Three live overlays made with the same options, and a function that does one thing to
+-- each (a session, its list handle and its snapshot are painted by one each).
+local function three_overlays(opts)
+  local ovs = { overlay.new(opts), overlay.new(opts), overlay.new(opts) }
+  return ovs, function(fn)
+    for k = 1, 3 do
+      fn(ovs[k])
+    end
+  end
+end
+
 test("a live overlay paints the same from a session, its list handle and its snapshot, turn after turn", function()
   local todo = require("rpiv_todo")
   todo.sessions.reset()
   local s = todo.session("lockstep")
   for _, theme in ipairs({ "plain", "ansi", "segments" }) do
     s.list:replace(nil)
-    local ovs = {}
-    for k = 1, 3 do
-      ovs[k] = overlay.new({ theme = theme, max_widget_lines = 6 })
-    end
+    local ovs, each = three_overlays({ theme = theme, max_widget_lines = 6 })
     local steps = 0
     local function paint(what)
       local a = ovs[1]:render(s, 60)
@@ -679,11 +687,6 @@ test("a live overlay paints the same from a session, its list handle and its sna
       same_lines(a, c, theme .. " session vs snapshot after " .. what)
       steps = steps + 1
       return a
-    end
-    local function each(fn)
-      for k = 1, 3 do
-        fn(ovs[k])
-      end
     end
     for i = 1, 9 do
       s:execute({ action = "create", subject = "Task " .. i, activeForm = "Doing " .. i })
@@ -799,36 +802,6 @@ test("UI words follow a locale change at the next render", function()
   i18n.set_locale("en")
   eq(overlay.render(list, o)[1], "● Todos (0/3)", "back to en")
   i18n.reset()
-end)
-
-test("an attached overlay resets when the foreground list is replayed", function()
-  local todo = require("rpiv_todo")
-  todo.sessions.reset()
-  local s, ov = todo.session("default"), overlay.new()
-  local detach = todo.attach_overlay(ov)
-  local branch = {}
-  for _, p in ipairs({
-    { action = "create", subject = "Plan" },
-    { action = "create", subject = "Code" },
-    { action = "update", id = 1, status = "completed" },
-  }) do
-    local r = s:execute(p)
-    branch[#branch + 1] =
-      { type = "message", message = { role = "toolResult", toolName = "todo", details = r.details } }
-  end
-  local full = { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }
-  local hidden = { "● Todos (0/1)", "└─ ○ Code", "" }
-  eq(ov:render(s, 80), full)
-  ov:turn_started()
-  eq(ov:render(s, 80), hidden)
-  todo.on_compaction("default", branch)
-  eq(ov:render(s, 80), full, "replayed: shown again")
-  ov:turn_started()
-  todo.on_session_start("elsewhere", branch)
-  eq(ov:render(s, 80), hidden, "another session's replay changes nothing")
-  detach()
-  todo.on_branch_change("default", branch)
-  eq(ov:render(s, 80), hidden, "detached")
 end)
 
 test("setup options reach renders; per-render options win", function()
@@ -1183,19 +1156,13 @@ test("a live paint of a session, its list handle and its snapshot reads frame by
   todo.sessions.reset()
   todo.setup({ locale = "en" })
   local s = todo.session("frames")
-  local ovs = { overlay.new({ max_widget_lines = 5 }), overlay.new({ max_widget_lines = 5 }) }
-  ovs[3] = overlay.new({ max_widget_lines = 5 })
+  local ovs, each = three_overlays({ max_widget_lines = 5 })
   local frames = {}
   local function paint()
     local a = table.concat(ovs[1]:render(s, 50), "\n")
     eq(table.concat(ovs[2]:render(s.list, 50), "\n"), a, "the list handle, frame " .. #frames + 1)
     eq(table.concat(ovs[3]:render(s:state(), 50), "\n"), a, "the snapshot, frame " .. #frames + 1)
     frames[#frames + 1] = a
-  end
-  local function each(fn)
-    for k = 1, 3 do
-      fn(ovs[k])
-    end
   end
   for i = 1, 6 do
     s:execute({ action = "create", subject = "T" .. i })

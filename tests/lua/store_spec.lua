@@ -13,18 +13,6 @@ local todo = require("rpiv_todo")
 local i18n = require("rpiv_todo.i18n")
 local H = {}
 
-function H.sh(cmd)
-  local ok = os.execute(cmd)
-  -- Lua 5.1 returns the status code, 5.2+ true/nil.
-  assert(ok == true or ok == 0, cmd)
-end
-
-function H.write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
 -- The names in a directory, sorted, dot files included.
 function H.names(dir)
   local pipe = assert(io.popen("ls -A '" .. dir .. "'"))
@@ -122,7 +110,7 @@ T.test("bad files give nil and a message naming the path, and leave the list alo
   local dir = T.tempdir()
   local full =
     '{"version":1,"tasks":[{"id":1,"subject":"a","status":"pending"},{"id":2,"subject":"b","status":"pending"}],"nextId":3}'
-  H.sh("mkdir '" .. dir .. "/dir.json'")
+  T.sh("mkdir '" .. dir .. "/dir.json'")
   for _, case in ipairs({
     { "missing.json", nil, "no such file" },
     { "empty.json", "", "the file is empty" },
@@ -149,7 +137,7 @@ T.test("bad files give nil and a message naming the path, and leave the list alo
     local name, content, want = case[1], case[2], case[3]
     local path = dir .. "/" .. name
     if content then
-      H.write(path, content)
+      T.write(path, content)
     end
     local s = todo.session("keep")
     s:execute({ action = "create", subject = "untouched" })
@@ -167,8 +155,8 @@ end)
 
 T.test("an unwritable path gives nil and a message, and writes nothing", function()
   local dir = T.tempdir()
-  H.write(dir .. "/plain-file", "x")
-  H.sh("mkdir '" .. dir .. "/a-dir'")
+  T.write(dir .. "/plain-file", "x")
+  T.sh("mkdir '" .. dir .. "/a-dir'")
   for _, case in ipairs({
     { dir .. "/no-such-dir/list.json", "cannot write: the directory " .. dir .. "/no-such-dir does not exist" },
     {
@@ -226,7 +214,7 @@ T.test("set_locale with persist writes the choice and keeps other programs' keys
   T.same(set("de"), { ok = true, err = false, locale = "de", file = file }, "de")
   T.eq(T.read(file), '{\n  "locale": "de"\n}\n', "the file")
   -- Another program's keys survive, in their order.
-  H.write(file, '{"theme": "dark", "locale": "de", "plugins": {"x": [1, 2]}}')
+  T.write(file, '{"theme": "dark", "locale": "de", "plugins": {"x": [1, 2]}}')
   T.eq(set("pt-BR").ok, true, "pt-BR")
   local text = T.read(file)
   T.same(json.decode(text), { theme = "dark", locale = "pt-BR", plugins = { x = { 1, 2 } } }, "the keys")
@@ -264,8 +252,8 @@ end)
 T.test("a locale file that is not an object is left as it is", function()
   local dir = T.tempdir()
   local file = dir .. "/rpiv-i18n/locale.json"
-  H.sh("mkdir -p '" .. dir .. "/rpiv-i18n'")
-  H.write(file, "de\n")
+  T.sh("mkdir -p '" .. dir .. "/rpiv-i18n'")
+  T.write(file, "de\n")
   H.env(dir)
   local ok, err = todo.set_locale("uk", { persist = true })
   T.eq(ok, nil, "ok")
@@ -277,9 +265,9 @@ end)
 T.test("set_locale writes through a dangling link and refuses a loop", function()
   local dir = T.tempdir()
   local conf = dir .. "/rpiv-i18n"
-  H.sh("mkdir -p '" .. conf .. "' '" .. dir .. "/dotfiles'")
+  T.sh("mkdir -p '" .. conf .. "' '" .. dir .. "/dotfiles'")
   -- A dotfiles link whose target does not exist yet.
-  H.sh("ln -s '" .. dir .. "/dotfiles/locale.json' '" .. conf .. "/locale.json'")
+  T.sh("ln -s '" .. dir .. "/dotfiles/locale.json' '" .. conf .. "/locale.json'")
   local function set(code)
     H.env(dir)
     local ok, err = todo.set_locale(code, { persist = true })
@@ -289,9 +277,9 @@ T.test("set_locale writes through a dangling link and refuses a loop", function(
   T.ok(H.is_link(conf .. "/locale.json"), "the link stays a link")
   T.eq(T.read(dir .. "/dotfiles/locale.json"), '{\n  "locale": "de"\n}\n', "written through the link")
   -- A loop: refused, the links stay.
-  H.sh("rm '" .. conf .. "/locale.json'")
-  H.sh("ln -s '" .. conf .. "/other.json' '" .. conf .. "/locale.json'")
-  H.sh("ln -s '" .. conf .. "/locale.json' '" .. conf .. "/other.json'")
+  T.sh("rm '" .. conf .. "/locale.json'")
+  T.sh("ln -s '" .. conf .. "/other.json' '" .. conf .. "/locale.json'")
+  T.sh("ln -s '" .. conf .. "/locale.json' '" .. conf .. "/other.json'")
   T.same(set("fr"), {
     ok = false,
     err = "rpiv-i18n/locale.json: cannot read: a symbolic link that never reaches a file (a loop, or too many links)",
