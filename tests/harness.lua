@@ -90,6 +90,28 @@ function M.read(path)
   return text
 end
 
+---Write `text` to `path` (binary mode), replacing what was there; an error names the path.
+---@param path string
+---@param text string
+function M.write(path, text)
+  local file, err = io.open(path, "wb")
+  if not file then
+    error("cannot write " .. path .. ": " .. tostring(err), 2)
+  end
+  file:write(text)
+  file:close()
+end
+
+---Run a shell command (mkdir, mkfifo, ln -s …); an error names it when it fails.
+---@param cmd string
+function M.sh(cmd)
+  local ok = os.execute(cmd)
+  -- Lua 5.1 and LuaJIT without 5.2 compatibility return the status code, 5.2+ true/nil.
+  if ok ~= true and ok ~= 0 then
+    error("command failed: " .. cmd, 2)
+  end
+end
+
 ---Every non-blank line of a JSONL fixture, each passed through `decode`.
 ---@param name string file name under tests/fixtures/
 ---@param decode fun(text: string): any

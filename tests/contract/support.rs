@@ -6,21 +6,11 @@ use mlua::Lua;
 use serde_json::Value;
 
 /// `tests/fixtures/<name>`: the recorded behaviour of the TypeScript original (rpiv-todo).
+/// The Lua specs read the same files (tests/lua/conformance_spec.lua runs them all).
 pub fn conformance(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
-}
-
-/// Every line of a conformance JSONL file, parsed.
-pub fn jsonl(name: &str) -> Vec<Value> {
-    let path = conformance(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("conformance line is JSON"))
-        .collect()
 }
 
 /// A fresh Lua 5.4 state with `rpiv_todo` and `rpiv_todo.core` in `package.preload`.
@@ -81,40 +71,5 @@ pub fn to_json(v: &mlua::Value) -> Value {
             }
         }
         other => panic!("not JSON: {other:?}"),
-    }
-}
-
-/// JSON as Lua tables, the way a host's decoder would hand it over: `null` is the null
-/// light userdata and empty arrays carry a `__jsontype = "array"` metatable.
-pub fn to_lua(lua: &Lua, v: &Value) -> mlua::Value {
-    use mlua::Value as L;
-    match v {
-        Value::Null => L::NULL,
-        Value::Bool(b) => L::Boolean(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => L::Integer(i),
-            None => L::Number(n.as_f64().expect("finite")),
-        },
-        Value::String(s) => L::String(lua.create_string(s).expect("string")),
-        Value::Array(items) => {
-            let t = lua.create_table().expect("table");
-            for item in items {
-                t.raw_push(to_lua(lua, item)).expect("push");
-            }
-            if items.is_empty() {
-                let mt = lua
-                    .create_table_from([("__jsontype", "array")])
-                    .expect("mt");
-                t.set_metatable(Some(mt)).expect("metatable");
-            }
-            L::Table(t)
-        }
-        Value::Object(map) => {
-            let t = lua.create_table().expect("table");
-            for (k, item) in map {
-                t.raw_set(k.as_str(), to_lua(lua, item)).expect("set");
-            }
-            L::Table(t)
-        }
     }
 }

@@ -12,31 +12,21 @@ local core = require("rpiv_todo.core")
 
 H.tempdir = T.tempdir
 
-function H.sh(cmd)
-  local ok = os.execute(cmd)
-  -- Lua 5.1 returns the status code, 5.2+ true/nil.
-  assert(ok == true or ok == 0, cmd)
-end
-
-function H.write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
 T.test("core.load names the kind of each failure", function()
   local dir = H.tempdir()
-  H.sh("mkfifo '" .. dir .. "/pipe.json'")
-  H.sh("mkdir '" .. dir .. "/dir.json'")
+  T.sh("mkfifo '" .. dir .. "/pipe.json'")
+  T.sh("mkdir '" .. dir .. "/dir.json'")
   -- 2 GiB, sparse: no disk used; refused from its size.
-  H.sh("truncate -s 2G '" .. dir .. "/huge.json'")
-  H.write(dir .. "/bad.json", '{"tasks":')
+  T.sh("truncate -s 2G '" .. dir .. "/huge.json'")
+  T.write(dir .. "/bad.json", '{"tasks":')
+  T.write(dir .. "/brace.json", "{")
   local cases = {
     { "missing.json", "missing", "no such file" },
     { "dir.json", "not_file", "cannot read: it is a directory" },
     { "pipe.json", "not_file", "cannot read: it is a pipe (FIFO), not a regular file" },
     { "huge.json", "too_large", "larger than 67108864 bytes, the most this file may hold: not read" },
     { "bad.json", "invalid", "truncated JSON (the text stops at line 1, column 9)" },
+    { "brace.json", "invalid", "truncated JSON (the text stops at line 1, column 1)" },
     { "bad.json/x", "io", "cannot read: Not a directory (os error 20)" },
   }
   for _, case in ipairs(cases) do
@@ -73,8 +63,8 @@ end)
 
 T.test("a pipe at rpiv-i18n's locale.json is passed over, not waited on", function()
   local dir = H.tempdir()
-  H.sh("mkdir -p '" .. dir .. "/rpiv-i18n'")
-  H.sh("mkfifo '" .. dir .. "/rpiv-i18n/locale.json'")
+  T.sh("mkdir -p '" .. dir .. "/rpiv-i18n'")
+  T.sh("mkfifo '" .. dir .. "/rpiv-i18n/locale.json'")
   -- Were the pipe opened for reading, this call would wait for a writer forever (the
   -- harness's run would never end); the chain goes on to LANG instead.
   local code = core.resolve_locale(nil, {

@@ -1,6 +1,9 @@
 -- tests/lua/json.lua: a small JSON decoder for the Lua test scripts, used when lua-cjson
 -- is not installed for the interpreter running them. Decoding only; `null` becomes
--- `M.null` (or the `null` value given to `decode`), numbers become Lua numbers.
+-- `M.null` (or the `null` value given to `decode`), numbers become Lua numbers. Given a
+-- `spans` table, `decode` also says where each object and array stood in the text, so a
+-- test can hand a part of a recorded line on as the very JSON text it was (key order
+-- included), not as a re-encoding.
 
 local M = {}
 local H = {}
@@ -73,57 +76,22 @@ function H.string(s, i)
   end
 end
 
+-- A table's span: where it starts and ends in the text, when the caller asked for spans.
+function H.spanned(v, first, next_i)
+  if H.spans then
+    H.spans[v] = { first, next_i - 1 }
+  end
+  return v, next_i
+end
+
 function H.value(s, i, null, depth)
   if depth > 200 then
     H.fail(s, i, "nesting too deep")
   end
   i = H.skip(s, i)
   local c = s:sub(i, i)
-  if c == "{" then
-    local obj = {}
-    i = H.skip(s, i + 1)
-    if s:sub(i, i) == "}" then
-      return obj, i + 1
-    end
-    while true do
-      i = H.skip(s, i)
-      if s:sub(i, i) ~= '"' then
-        H.fail(s, i, "expected a key")
-      end
-      local key
-      key, i = H.string(s, i)
-      i = H.skip(s, i)
-      if s:sub(i, i) ~= ":" then
-        H.fail(s, i, "expected ':'")
-      end
-      obj[key], i = H.value(s, i + 1, null, depth + 1)
-      i = H.skip(s, i)
-      local d = s:sub(i, i)
-      if d == "}" then
-        return obj, i + 1
-      elseif d ~= "," then
-        H.fail(s, i, "expected ',' or '}'")
-      end
-      i = i + 1
-    end
-  elseif c == "[" then
-    local arr, n = {}, 0
-    i = H.skip(s, i + 1)
-    if s:sub(i, i) == "]" then
-      return arr, i + 1
-    end
-    while true do
-      n = n + 1
-      arr[n], i = H.value(s, i, null, depth + 1)
-      i = H.skip(s, i)
-      local d = s:sub(i, i)
-      if d == "]" then
-        return arr, i + 1
-      elseif d ~= "," then
-        H.fail(s, i, "expected ',' or ']'")
-      end
-      i = i + 1
-    end
+  if c == "{" or c == "[" then
+    return H.spanned(H.container(s, i, c, null, depth))
   elseif c == '"' then
     return H.string(s, i)
   elseif s:sub(i, i + 3) == "true" then
@@ -140,20 +108,101 @@ function H.value(s, i, null, depth)
   return tonumber(num), i + #num
 end
 
+-- An object or an array starting at `i`: the table, where it started, and the index after it.
+function H.container(s, i, c, null, depth)
+  local first = i
+  if c == "{" then
+    local obj = {}
+    i = H.skip(s, i + 1)
+    if s:sub(i, i) == "}" then
+      return obj, first, i + 1
+    end
+    while true do
+      i = H.skip(s, i)
+      if s:sub(i, i) ~= '"' then
+        H.fail(s, i, "expected a key")
+      end
+      local key
+      key, i = H.string(s, i)
+      i = H.skip(s, i)
+      if s:sub(i, i) ~= ":" then
+        H.fail(s, i, "expected ':'")
+      end
+      obj[key], i = H.value(s, i + 1, null, depth + 1)
+      i = H.skip(s, i)
+      local d = s:sub(i, i)
+      if d == "}" then
+        return obj, first, i + 1
+      elseif d ~= "," then
+        H.fail(s, i, "expected ',' or '}'")
+      end
+      i = i + 1
+    end
+  else
+    local arr, n = {}, 0
+    i = H.skip(s, i + 1)
+    if s:sub(i, i) == "]" then
+      return arr, first, i + 1
+    end
+    while true do
+      n = n + 1
+      arr[n], i = H.value(s, i, null, depth + 1)
+      i = H.skip(s, i)
+      local d = s:sub(i, i)
+      if d == "]" then
+        return arr, first, i + 1
+      elseif d ~= "," then
+        H.fail(s, i, "expected ',' or ']'")
+      end
+      i = i + 1
+    end
+  end
+end
+
 ---Decode one JSON text.
 ---@param s string
 ---@param null? any the value `null` decodes to (default `M.null`)
+---@param spans? table filled with `spans[t] = { first, last }` for every object and array `t`
 ---@return any
-function M.decode(s, null)
+function M.decode(s, null, spans)
   if null == nil then
     null = M.null
   end
-  local v, i = H.value(s, 1, null, 0)
+  H.spans = spans
+  local ok, v, i = pcall(H.value, s, 1, null, 0)
+  H.spans = nil
+  if not ok then
+    error(v, 0)
+  end
   i = H.skip(s, i)
   if i <= #s then
     H.fail(s, i, "trailing characters")
   end
   return v
+end
+
+---Every non-blank line of a JSON Lines text, decoded. Each entry is `{ value = v, source =
+---fn }`, where `source(part)` is the JSON text, as written in the line, of an object or array
+---`part` decoded from it.
+---@param text string
+---@param null? any the value `null` decodes to (default `M.null`)
+---@return { value: any, source: fun(part: table): string }[]
+function M.decode_lines(text, null)
+  local out = {}
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    if line:find("%S") then
+      local spans = {}
+      local value = M.decode(line, null, spans)
+      out[#out + 1] = {
+        value = value,
+        source = function(part)
+          local span = assert(spans[part], "not an object or array of this line")
+          return line:sub(span[1], span[2])
+        end,
+      }
+    end
+  end
+  return out
 end
 
 return M

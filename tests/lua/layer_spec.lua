@@ -71,6 +71,11 @@ T.test("/todos in a host without a UI is an error", function()
   local text, level = todo.command.todos({ tasks = {}, nextId = 1 }, { interactive = false })
   T.eq(level, "error")
   T.eq(text, i18n.t("todos-noninteractive"))
+  local s = todo.session("ui-less")
+  s:execute({ action = "create", subject = "A" })
+  text, level = todo.command.todos(s, { interactive = false })
+  T.eq(level, "error", "a session with a task")
+  T.eq(text, "/todos needs an interactive UI.", "a session with a task")
 end)
 
 T.test("/todos reads a session's list", function()
@@ -82,6 +87,17 @@ T.test("/todos reads a session's list", function()
   T.eq(text, "1 in progress\n── In Progress ──\n  ◐ #1 Write the parser (Writing the parser)")
 end)
 
+T.test("/todos shows the activeForm while in progress, and what a task waits for", function()
+  local s = todo.session("cmd")
+  s:execute({ action = "create", subject = "Write the parser", activeForm = "Writing the parser" })
+  s:execute({ action = "create", subject = "Test it", blockedBy = { 1 } })
+  s:execute({ action = "update", id = 1, status = "in_progress" })
+  T.eq(
+    (todo.command.todos(s)),
+    "1 in progress · 1 pending\n── Pending ──\n  ○ #2 Test it    ⛓ #1\n── In Progress ──\n  ◐ #1 Write the parser (Writing the parser)"
+  )
+end)
+
 -- ---------------------------------------------------------------------------
 -- The tool spec
 -- ---------------------------------------------------------------------------
@@ -91,8 +107,12 @@ T.test("tool parameters have the structure of schema.json", function()
   local spec = todo.tool()
   T.eq(spec.name, reference.toolName, "name")
   T.eq(spec.label, reference.label, "label")
-  -- One deliberate difference (as tests/contract/layer.rs): the original's free-form
-  -- metadata, `patternProperties: {"^.*$": {}}`, is said as `additionalProperties: true`.
+  T.eq(spec.name, "todo", "name")
+  T.eq(spec.label, "Todo", "label")
+  -- One deliberate difference: the original's free-form metadata,
+  -- `patternProperties: {"^.*$": {}}`, is said as `additionalProperties: true` (the same
+  -- meaning), because the empty sub-schema has no JSON kind in Lua (vim.json sends `[]`,
+  -- which is not a schema) and some providers reject patternProperties.
   T.same(reference.parameters.properties.metadata.patternProperties["^.*$"], {}, "the recorded metadata schema")
   reference.parameters.properties.metadata = { type = "object", additionalProperties = true }
   T.same(H.strip_descriptions(spec.parameters), reference.parameters, "parameters")
@@ -135,16 +155,32 @@ T.test("the default guidance teaches every listed topic", function()
   local spec = todo.tool()
   T.eq(#spec.prompt_guidelines, 8, "guideline count")
   T.ok(spec.prompt_snippet:find("multi-step work", 1, true), "snippet: when to use the tool")
+  T.ok(spec.prompt_snippet:find("survives compaction", 1, true), "snippet: the list survives compaction")
+  local distinct = {}
+  for n, guideline in ipairs(spec.prompt_guidelines) do
+    T.ok(#guideline:match("^%s*(.-)%s*$") > 40, "guideline " .. n .. " is a sentence or more")
+    T.ok(not distinct[guideline], "guideline " .. n .. " repeats another")
+    distinct[guideline] = true
+  end
   local all = table.concat(spec.prompt_guidelines, "\n")
   for _, topic in ipairs(H.guidance_topics) do
     for _, phrase in ipairs(topic[2]) do
       T.ok(all:find(phrase, 1, true), "guidelines do not teach " .. topic[1] .. ": " .. T.show(phrase) .. " is missing")
     end
   end
-  T.ok(
-    spec.description:find("pending ⇄ in_progress, either → completed, any → deleted", 1, true),
-    "description: state machine"
-  )
+  -- The description names every action and the state machine.
+  for _, needle in ipairs({
+    "create (subject required",
+    "update (id plus",
+    "list (optional status filter and includeDeleted)",
+    "get (id",
+    "delete (id; the task stays as a tombstone)",
+    "clear (drops every task and restarts ids at 1)",
+    "pending ⇄ in_progress, either → completed, any → deleted",
+    "deleted is final",
+  }) do
+    T.contains(spec.description, needle, "description")
+  end
   T.eq(type(spec.execute), "function", "execute")
 end)
 
@@ -157,16 +193,24 @@ T.test("schema descriptions are distinct and name the actions that take the fiel
     n = n + 1
   end
   T.eq(n, 12, "property count")
-  for name, needle in pairs({
-    subject = "Required for create",
-    blockedBy = "create only",
-    addBlockedBy = "update only",
-    removeBlockedBy = "update only",
-    includeDeleted = "list only",
-    id = "Required for update, get and",
-    status = "list: show only tasks with this status",
+  -- Each description says which actions take the field (what steers a model best).
+  for name, needles in pairs({
+    subject = { "Required for create", "on update it renames" },
+    status = { "update: the new status", "list: show only tasks with this status" },
+    blockedBy = { "create only", "cycle is rejected" },
+    addBlockedBy = { "update only", "send only the new ones" },
+    removeBlockedBy = { "update only" },
+    id = { "Required for update, get and", "delete" },
+    includeDeleted = { "list only", "Default false" },
+    metadata = { "merged", "null is removed" },
+    activeForm = { "Present-continuous", "in_progress" },
+    description = { "acceptance criteria" },
+    owner = { "Who works on the task" },
+    action = { "create", "update", "list", "get", "delete", "clear" },
   }) do
-    T.ok(props[name].description:find(needle, 1, true), name .. " lacks " .. T.show(needle))
+    for _, needle in ipairs(needles) do
+      T.contains(props[name].description, needle, name)
+    end
   end
 end)
 
@@ -180,6 +224,7 @@ H.bad_setups = {
   { "guidance", { guidance = 42 } },
   { "guidance", { guidance = { prompt_snippet = "" } } },
   { "guidance", { guidance = { prompt_snippet = "   " } } },
+  { "guidance", { guidance = { prompt_snippet = "  \t" } } },
   { "guidance", { guidance = { prompt_snippet = 5 } } },
   { "guidance", { guidance = { prompt_guidelines = {} } } },
   { "guidance", { guidance = { prompt_guidelines = "one" } } },
@@ -233,6 +278,7 @@ H.bad_setups = {
   } } } },
   { "overlay", { overlay = { theme = { fg = print, bold = print, strikethrough = print, finish = 1 } } } },
   { "overlay", { overlay = { theme = 5 } } },
+  { "overlay", { overlay = { glyphs = "x" } } },
   { "overlay", { overlay = { glyphs = { pending = 1 } } } },
   { "overlay", { overlay = { glyphs = { failed = "x" } } } },
   { "overlay", {
@@ -240,12 +286,25 @@ H.bad_setups = {
       error("boom")
     end,
   } },
+  { "overlay", {
+    overlay = function()
+      return { theme = "ansi" }
+    end,
+  } },
   { "guidance", {
     guidance = function()
       error("boom")
     end,
   } },
+  { "guidance", {
+    guidance = function(d)
+      d.prompt_guidelines[2] = false
+      return d
+    end,
+  } },
   { "max_widget_lines", { max_widget_lines = true } },
+  { "max_widget_lines", { max_widget_lines = -5 } },
+  { "collapse_key", { collapse_key = "ctrl+é" } },
   { "collapse_key", { collapse_key = "   " } },
   { "1", { "positional" } },
 }
@@ -314,9 +373,60 @@ T.test("guidance function form receives the defaults and may extend them", funct
   T.eq(seen.prompt_snippet, todo.guidance.defaults.prompt_snippet)
   local spec = todo.tool()
   T.eq(#spec.prompt_guidelines, 9)
+  for i = 1, 8 do
+    T.eq(spec.prompt_guidelines[i], todo.guidance.defaults.prompt_guidelines[i], "the function got default " .. i)
+  end
   T.eq(spec.prompt_guidelines[9], "Ninth.")
   -- The exported defaults are untouched by what the function did to its copy.
   T.eq(#todo.guidance.defaults.prompt_guidelines, 8)
+end)
+
+T.test("a table override can extend the exported defaults, and setup keeps its own copy", function()
+  local mine = {}
+  for i, g in ipairs(todo.guidance.defaults.prompt_guidelines) do
+    mine[i] = g
+  end
+  mine[#mine + 1] = "Run the linter before completing a task."
+  todo.setup({ guidance = { prompt_guidelines = mine } })
+  mine[1] = "changed after setup"
+  local guidelines = todo.tool().prompt_guidelines
+  T.eq(#guidelines, 9)
+  for i = 1, 8 do
+    T.eq(guidelines[i], todo.guidance.defaults.prompt_guidelines[i], "guideline " .. i)
+  end
+  T.eq(guidelines[9], "Run the linter before completing a task.")
+  T.eq(#todo.defaults.guidance.prompt_guidelines, 8, "the exported defaults are untouched")
+end)
+
+T.test("every valid setup value is accepted", function()
+  for n, opts in ipairs({
+    {},
+    { max_widget_lines = 3 },
+    { max_widget_lines = 40.0 },
+    { collapse_key = "off" },
+    { collapse_key = "F12" },
+    { collapse_key = "super+alt+pagedown" },
+    { locale = "pt-BR" },
+    { locale = "en" },
+    { overlay = { theme = "ansi" } },
+    { overlay = { theme = todo.overlay.themes.segments, glyphs = { completed = "x" } } },
+    {
+      overlay = function(d)
+        return { row = d.row }
+      end,
+    },
+    { guidance = { prompt_guidelines = { "one" } } },
+    {
+      guidance = function(d)
+        return { prompt_snippet = d.prompt_snippet .. "!" }
+      end,
+    },
+  }) do
+    local ok, err = pcall(todo.setup, opts)
+    T.ok(ok, "case " .. n .. " raised " .. tostring(err))
+  end
+  local ok, err = pcall(todo.setup, nil)
+  T.ok(ok, "setup(nil) raised " .. tostring(err))
 end)
 
 T.test("setup without guidance restores the default guidance", function()
@@ -332,6 +442,25 @@ T.test("collapse key is trimmed and lowercased; off is accepted", function()
   T.eq(todo.config.collapse_key, "off")
   todo.setup({ collapse_key = "f5" })
   T.eq(todo.config.collapse_key, "f5")
+  -- What setup normalized is what the overlay uses.
+  todo.setup({ collapse_key = "  Ctrl+Shift+X ", max_widget_lines = 7 })
+  T.eq(todo.overlay.config.collapse_key, "ctrl+shift+x")
+  T.eq(todo.overlay.config.max_widget_lines, 7)
+end)
+
+T.test("setup overlay replaces one layout function until the next setup", function()
+  local state = { tasks = { { id = 1, subject = "A", status = "pending" } }, nextId = 2 }
+  todo.setup({
+    overlay = {
+      row = function(_, row)
+        return "task " .. row.subject
+      end,
+      theme = "plain",
+    },
+  })
+  T.same(todo.overlay.render(state, { width = 1000 }), { "● Todos (0/1)", "└─ task A", "" }, "custom")
+  todo.setup({})
+  T.same(todo.overlay.render(state, { width = 1000 }), { "● Todos (0/1)", "└─ ○ A", "" }, "restored")
 end)
 
 T.test("setup switches the locale and todo.locale() reports it", function()
@@ -351,6 +480,8 @@ T.test("sessions are isolated: ids, tasks and lists never cross", function()
   T.eq(H.text(b:execute({ action = "list" })), "No tasks")
   T.eq(H.text(b:execute({ action = "create", subject = "Beta" })), "Created #1: Beta (pending)")
   T.eq(H.text(a:execute({ action = "update", id = 1, status = "completed" })), "Updated #1 (pending → completed)")
+  T.eq(H.text(b:execute({ action = "get", id = 1 })), "#1 [pending] Beta")
+  T.eq(H.text(todo.session("c"):execute({ action = "get", id = 1 })), "Error: #1 not found")
   T.eq(b:state().tasks[1].status, "pending")
   T.eq(a:state().tasks[1].subject, "Alpha")
   T.eq(#todo.session("c"):state().tasks, 0)
@@ -413,6 +544,17 @@ T.test("/todos without a source reads the foreground session", function()
   T.eq(text, "1 pending\n── Pending ──\n  ○ #1 Shown")
 end)
 
+-- Count the "replayed" notifications of session `id` (in `.n`) until stop() is called.
+function H.count_replays(id)
+  local count = { n = 0 }
+  local stop = todo.listen(function(event, from)
+    if event == "replayed" and from == id then
+      count.n = count.n + 1
+    end
+  end)
+  return count, stop
+end
+
 T.test("a list survives compaction and reload by replay of the branch", function()
   local s = todo.session("long")
   local branch = { { type = "message", message = { role = "user", content = "plan it" } } }
@@ -431,23 +573,64 @@ T.test("a list survives compaction and reload by replay of the branch", function
     branch[#branch + 1] = { type = "message", message = { role = "assistant", content = "ok" } }
   end
   local before = todo.command.todos(s)
-  local replayed = 0
-  local stop = todo.listen(function(event, id)
-    if event == "replayed" and id == "long" then
-      replayed = replayed + 1
-    end
-  end)
+  local replayed, stop = H.count_replays("long")
   todo.on_compaction("long", branch)
   T.eq(todo.command.todos(s), before, "after compaction")
   todo.shutdown("long") -- the reload: the in-memory list is gone
   T.eq(#todo.session("long"):state().tasks, 0)
   todo.on_session_start("long", branch)
   stop()
-  T.eq(replayed, 2, "replay notifications")
+  T.eq(replayed.n, 2, "replay notifications")
   local after = todo.session("long")
   T.eq(todo.command.todos(after), before, "after reload")
   T.eq(after:state().nextId, 3)
   T.eq(H.text(after:execute({ action = "create", subject = "C" })), "Created #3: C (pending)")
+end)
+
+T.test("a list kept as JSON text survives compaction and reload from the branch as JSON text", function()
+  local s = todo.session("long")
+  -- The branch a host keeps, written as JSON text: each reply of execute_json is an
+  -- object {"content": …, "details": …}, the body of a toolResult message.
+  local branch = { '{"type":"message","message":{"role":"user","content":"plan it"}}' }
+  for _, call in ipairs({
+    '{"action":"create","subject":"A"}',
+    '{"action":"create","subject":"B","blockedBy":[1]}',
+    '{"action":"create","subject":"C"}',
+    '{"action":"update","id":1,"status":"completed"}',
+    '{"action":"update","id":2,"status":"in_progress","activeForm":"Doing B"}',
+    '{"action":"delete","id":3}',
+    '{"action":"update","id":2,"status":"bogus"}',
+  }) do
+    local reply = s:execute_json(call)
+    branch[#branch + 1] = '{"type":"message","message":{"role":"toolResult","toolName":"todo",' .. reply:sub(2) .. "}"
+    branch[#branch + 1] = '{"type":"message","message":{"role":"assistant","content":"ok"}}'
+  end
+  local before =
+    "1/2 completed · 1 in progress\n── In Progress ──\n  ◐ #2 B (Doing B)    ⛓ #1\n── Completed ──\n  ✓ #1 A"
+  T.eq((todo.command.todos(s)), before, "before")
+  branch[#branch + 1] = '{"type":"compaction","summary":"planned A, B, C; A done"}'
+  local branch_json = "[" .. table.concat(branch, ",") .. "]"
+  todo.on_compaction("long", branch_json)
+  T.eq((todo.command.todos(todo.session("long"))), before, "after compaction")
+  todo.sessions.reset() -- the reload: nothing is known until the branch is replayed
+  local replays, stop = H.count_replays("long")
+  T.eq(#todo.session("long"):state().tasks, 0, "after the reload")
+  todo.on_session_start("long", branch_json)
+  stop()
+  local after = todo.session("long")
+  T.eq((todo.command.todos(after)), before, "after the replay")
+  T.eq(replays.n, 1, "replay notifications")
+  T.eq(after:state().nextId, 4)
+  T.eq(H.text(after:execute({ action = "create", subject = "D" })), "Created #4: D (pending)")
+end)
+
+T.test("a session replays entries given as tables", function()
+  local r = todo.session("tables"):execute({ action = "create", subject = "A" })
+  todo.shutdown("tables")
+  local fresh = todo.session("tables")
+  fresh:replay({ { type = "message", message = { role = "toolResult", toolName = "todo", details = r.details } } })
+  T.eq(#fresh:state().tasks, 1)
+  T.eq(fresh:state().tasks[1].subject, "A")
 end)
 
 T.test("a branch change replays another branch; no snapshot means an empty list", function()
@@ -476,6 +659,18 @@ T.test("render_call and render_result name the action, task and status", functio
   -- The model writes the arguments: odd shapes render, never raise.
   T.eq(spec.render_call({ action = 5, id = 2.5 }), "? ? #2.5")
   T.eq(spec.render_call("nonsense"), "? todo")
+  T.eq(spec.render_call({ action = "create", subject = "\27[31mred\27[0m" }), "+ create red")
+  T.eq(spec.render_call({ action = "delete", id = 1 }, s:state()), "✗ delete #1 Write the parser")
+  T.eq(spec.render_result(s:execute({ action = "delete", id = 1 })), "⊘ deleted #1 Write the parser")
+  T.eq(spec.render_result(s:execute({ action = "list" })), "No todos yet. Ask the agent to plan a multi-step task.")
+  T.eq(spec.render_call({ action = "list", status = "pending" }), "≡ list ○ pending")
+  s:execute({ action = "create", subject = "Second" })
+  T.eq(spec.render_result(s:execute({ action = "list" })), "1 pending")
+  T.eq(
+    spec.render_call({ action = "update", id = 2, status = "completed" }, s:state()),
+    "✎ update #2 Second → ✓ completed"
+  )
+  T.eq(spec.render_result(s:execute({ action = "clear" })), "Cleared 2 tasks")
 end)
 
 T.finish("layer_spec")

@@ -125,15 +125,25 @@ test("every recorded case selects the same rows through core.overlay_layout", fu
   eq(n, 150, "non-collapsed cases")
 end)
 
-test("the ANSI theme strips back to the recorded plain lines", function()
+test("the ANSI theme uses basic SGR only and strips back to the recorded plain lines", function()
+  -- Basic attributes and the 16-color foregrounds, each with its own reset.
+  local allowed = {}
+  for _, p in ipairs({ "0", "1", "2", "9", "22", "29", "31", "32", "33", "35", "36", "39", "90" }) do
+    allowed[p] = true
+  end
+  local colored = 0
   for i, c in ipairs(cases) do
     local lines = overlay.render({ tasks = c.tasks, nextId = c.nextId }, case_opts(c, { theme = overlay.themes.ansi }))
     eq(#lines, #c.lines, "case " .. i .. " line count")
     for j, line in ipairs(lines) do
-      ok(not line:find("\27%[38;2") and not line:find("\27%[48;2"), "no truecolor in case " .. i)
+      for params in line:gmatch("\27%[([%d;]*)m") do
+        ok(allowed[params], "case " .. i .. ": SGR " .. show(params) .. " in " .. show(line))
+        colored = colored + 1
+      end
       eq(strip_sgr(line), c.lines[j], "case " .. i .. " line " .. j)
     end
   end
+  ok(colored > 1000, "the ANSI theme colors the lines: " .. colored .. " SGR sequences")
 end)
 
 test("the ANSI theme colors something (it is not the plain theme)", function()
@@ -143,7 +153,7 @@ test("the ANSI theme colors something (it is not the plain theme)", function()
 end)
 
 test("the segments theme concatenates to the recorded plain lines", function()
-  local groups = {}
+  local groups, used = {}, {}
   for _, g in pairs(overlay.groups) do
     groups[g] = true
   end
@@ -156,10 +166,21 @@ test("the segments theme concatenates to the recorded plain lines", function()
       for _, seg in ipairs(line) do
         ok(type(seg[1]) == "string", "segment text is a string")
         ok(seg[2] == nil or groups[seg[2]], "known group: " .. tostring(seg[2]))
+        if seg[2] ~= nil then
+          used[seg[2]] = true
+        end
       end
       eq(spans_text(line), c.lines[j], "case " .. i .. " line " .. j)
     end
   end
+  eq(used, {
+    RpivTodoAccent = true,
+    RpivTodoDim = true,
+    RpivTodoMuted = true,
+    RpivTodoText = true,
+    RpivTodoWarning = true,
+    RpivTodoSuccess = true,
+  }, "the groups the recorded cases use")
 end)
 
 test("segments name their highlight groups RpivTodo<Color>", function()
@@ -203,7 +224,7 @@ end
 
 test("max_widget_lines that is not a number or below 3 means 12", function()
   local state = pending_list(20)
-  for _, bad in ipairs({ "5", 2, 0, -1, true, 0 / 0 }) do
+  for _, bad in ipairs({ "5", 2, 0, -1, true, 0 / 0, {} }) do
     local lines = overlay.render(state, { max_widget_lines = bad })
     -- heading + 10 rows + summary + spacer
     eq(#lines, 13, "max_widget_lines = " .. tostring(bad))
@@ -222,6 +243,9 @@ test("an invalid collapse key means ctrl+shift+t and off shows a static label", 
   eq(hint("ctrl+"), "└─ ctrl+shift+t to expand")
   eq(hint("hyper+k"), "└─ ctrl+shift+t to expand")
   eq(hint(42), "└─ ctrl+shift+t to expand")
+  eq(hint(""), "└─ ctrl+shift+t to expand")
+  eq(hint("ctrl+ctrl+t"), "└─ ctrl+shift+t to expand")
+  eq(hint(" OFF "), "└─ collapsed")
   eq(hint("  Alt+O "), "└─ alt+o to expand")
   eq(hint("OFF"), "└─ collapsed")
 end)
@@ -453,15 +477,20 @@ test("an id that stops being completed is forgotten", function()
 end)
 
 test("collapse toggles with a custom key in the hint, and off shows collapsed", function()
-  local state = pending_list(2)
-  local ov = overlay.new({ collapse_key = "Alt+O" })
+  local state =
+    { tasks = { task(1, "pending"), task(2, "in_progress", "Two", { activeForm = "Doing two" }) }, nextId = 3 }
+  local ov = overlay.new({ collapse_key = " Alt+O " })
   eq(ov:toggle_collapse(), true)
   eq(ov:render(state, 80), { "● Todos (0/2)", "└─ alt+o to expand", "" })
   eq(ov:toggle_collapse(), false)
-  eq(ov:render(state, 80), { "● Todos (0/2)", "├─ ○ task 1", "└─ ○ task 2", "" })
+  eq(ov:render(state, 80), { "● Todos (0/2)", "├─ ○ task 1", "└─ ◐ Two (Doing two)", "" })
   local off = overlay.new({ collapse_key = "off" })
   off:toggle_collapse()
   eq(off:render(state, 80), { "● Todos (0/2)", "└─ collapsed", "" })
+  -- A key that does not parse: the default key's hint.
+  local bad = overlay.new({ collapse_key = "hyper+o" })
+  bad:toggle_collapse()
+  eq(bad:render(state, 80), { "● Todos (0/2)", "└─ ctrl+shift+t to expand", "" })
 end)
 
 test("collapsed with nothing to show renders nothing", function()
@@ -476,9 +505,16 @@ test("expanded shows every task with no summary", function()
   state.tasks[5] = task(5, "completed")
   state.tasks[6] = task(6, "deleted", "tombstone")
   local ov = overlay.new({ max_widget_lines = 5 })
+  local normal = {
+    "● Todos (1/19)",
+    "├─ ○ task 1",
+    "├─ ○ task 2",
+    "├─ ○ task 3",
+    "└─ +16 more (1 completed, 15 pending)",
+    "",
+  }
   local lines = ov:render(state, 80)
-  eq(#lines, 6)
-  eq(lines[5], "└─ +16 more (1 completed, 15 pending)")
+  eq(lines, normal)
   ov:set_expanded(true)
   lines = ov:render(state, 80)
   eq(#lines, 1 + 19 + 1)
@@ -489,7 +525,7 @@ test("expanded shows every task with no summary", function()
   ok(not find_line(lines, "more"), "no summary row")
   ok(not find_line(lines, "tombstone"), "no tombstone")
   ov:set_expanded(false)
-  eq(#ov:render(state, 80), 6)
+  eq(ov:render(state, 80), normal, "back to normal")
 end)
 
 test("deleted tasks are never shown, in any mode", function()
@@ -624,16 +660,24 @@ test("a row override gets the whole task from a list handle as from a state", fu
   eq(a[2].task.metadata, { k = "v" })
 end)
 
+-- Three live overlays made with the same options, and a function that does one thing to
+-- each (a session, its list handle and its snapshot are painted by one each).
+local function three_overlays(opts)
+  local ovs = { overlay.new(opts), overlay.new(opts), overlay.new(opts) }
+  return ovs, function(fn)
+    for k = 1, 3 do
+      fn(ovs[k])
+    end
+  end
+end
+
 test("a live overlay paints the same from a session, its list handle and its snapshot, turn after turn", function()
   local todo = require("rpiv_todo")
   todo.sessions.reset()
   local s = todo.session("lockstep")
   for _, theme in ipairs({ "plain", "ansi", "segments" }) do
     s.list:replace(nil)
-    local ovs = {}
-    for k = 1, 3 do
-      ovs[k] = overlay.new({ theme = theme, max_widget_lines = 6 })
-    end
+    local ovs, each = three_overlays({ theme = theme, max_widget_lines = 6 })
     local steps = 0
     local function paint(what)
       local a = ovs[1]:render(s, 60)
@@ -643,11 +687,6 @@ test("a live overlay paints the same from a session, its list handle and its sna
       same_lines(a, c, theme .. " session vs snapshot after " .. what)
       steps = steps + 1
       return a
-    end
-    local function each(fn)
-      for k = 1, 3 do
-        fn(ovs[k])
-      end
     end
     for i = 1, 9 do
       s:execute({ action = "create", subject = "Task " .. i, activeForm = "Doing " .. i })
@@ -765,36 +804,6 @@ test("UI words follow a locale change at the next render", function()
   i18n.reset()
 end)
 
-test("an attached overlay resets when the foreground list is replayed", function()
-  local todo = require("rpiv_todo")
-  todo.sessions.reset()
-  local s, ov = todo.session("default"), overlay.new()
-  local detach = todo.attach_overlay(ov)
-  local branch = {}
-  for _, p in ipairs({
-    { action = "create", subject = "Plan" },
-    { action = "create", subject = "Code" },
-    { action = "update", id = 1, status = "completed" },
-  }) do
-    local r = s:execute(p)
-    branch[#branch + 1] =
-      { type = "message", message = { role = "toolResult", toolName = "todo", details = r.details } }
-  end
-  local full = { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }
-  local hidden = { "● Todos (0/1)", "└─ ○ Code", "" }
-  eq(ov:render(s, 80), full)
-  ov:turn_started()
-  eq(ov:render(s, 80), hidden)
-  todo.on_compaction("default", branch)
-  eq(ov:render(s, 80), full, "replayed: shown again")
-  ov:turn_started()
-  todo.on_session_start("elsewhere", branch)
-  eq(ov:render(s, 80), hidden, "another session's replay changes nothing")
-  detach()
-  todo.on_branch_change("default", branch)
-  eq(ov:render(s, 80), hidden, "detached")
-end)
-
 test("setup options reach renders; per-render options win", function()
   local todo = require("rpiv_todo")
   local state = pending_list(8)
@@ -803,10 +812,20 @@ test("setup options reach renders; per-render options win", function()
     overlay.render(state),
     { "● Todos (0/8)", "├─ ○ task 1", "├─ ○ task 2", "└─ +6 more (6 pending)", "" }
   )
-  eq(overlay.render(state, { collapsed = true })[2], "└─ ctrl+y to expand")
-  eq(#overlay.render(state, { max_widget_lines = 3 }), 4)
+  eq(overlay.render(state, { collapsed = true }), { "● Todos (0/8)", "└─ ctrl+y to expand", "" })
+  eq(
+    overlay.render(state, { max_widget_lines = 3, collapsed = false }),
+    { "● Todos (0/8)", "├─ ○ task 1", "└─ +7 more (7 pending)", "" }
+  )
+  local ov = overlay.new()
+  ov:toggle_collapse()
+  eq(ov:render(state, 80), { "● Todos (0/8)", "└─ ctrl+y to expand", "" }, "a live overlay")
   todo.setup({ locale = "en" })
-  eq(#overlay.render(state), 10, "back to the default 12")
+  eq(#overlay.render(state), 10, "back to the default 12: heading, 8 rows, spacer")
+  todo.setup({ locale = "en", overlay = { theme = "ansi" } })
+  eq(overlay.render(state)[1], "\27[36m●\27[39m \27[1m\27[36mTodos (0/8)\27[39m\27[22m", "setup's theme")
+  todo.setup({ locale = "en" })
+  eq(overlay.render(state)[1], "● Todos (0/8)", "the plain theme again")
 end)
 
 -- ---------------------------------------------------------------------------
@@ -972,6 +991,294 @@ test("a list handle's rows are reused while its tasks show the same, and redrawn
   list:replace(nil)
   eq(#core.overlay_view(list, 11), 0, "after replace with nothing")
   eq(overlay.render(list, { width = 80 }), {}, "nothing to draw")
+end)
+
+-- ---------------------------------------------------------------------------
+-- Empty and stateless
+-- ---------------------------------------------------------------------------
+
+test("nothing to show renders no lines, so the host hides the panel", function()
+  local only_deleted = { tasks = { task(1, "deleted"), task(2, "deleted") }, nextId = 3 }
+  local done = { tasks = { task(1, "completed", "Done") }, nextId = 2 }
+  local ov = overlay.new()
+  local shown = #ov:render(done, 80)
+  ov:turn_started()
+  local collapsed = overlay.new()
+  collapsed:toggle_collapse()
+  eq({
+    #overlay.render(nil),
+    #overlay.render({ tasks = {}, nextId = 1 }),
+    #overlay.render(only_deleted, { expanded = true }),
+    #overlay.render(only_deleted, { collapsed = true }),
+    #overlay.render(core.list(nil)),
+    shown,
+    #ov:render(done, 80),
+    #collapsed:render(only_deleted, 80),
+  }, { 0, 0, 0, 0, 0, 3, 0, 0 })
+end)
+
+test("render is stateless: the same state gives the same lines", function()
+  local state = { tasks = { task(1, "completed", "Plan"), task(2, "pending", "Code") }, nextId = 3 }
+  local want = { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }
+  eq(overlay.render(state, { width = 80 }), want, "first")
+  eq(overlay.render(state, { width = 80 }), want, "second")
+end)
+
+-- ---------------------------------------------------------------------------
+-- The live overlay in the session layer
+-- ---------------------------------------------------------------------------
+
+test("the heading's total is always the rows plus the summary", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  todo.setup({ locale = "en" })
+  local s, ov, frames = todo.session("long"), overlay.new({ max_widget_lines = 5 }), {}
+  -- (heading total, rows, "+N more") of each frame.
+  local function frame()
+    local lines = ov:render(s, 200)
+    if #lines == 0 then
+      frames[#frames + 1] = { 0, 0, 0 }
+      return
+    end
+    local total = tonumber(lines[1]:match("/(%d+)%)"))
+    local rows, more = 0, 0
+    for i = 2, #lines - 1 do
+      local n = lines[i]:match("^└─ %+(%d+) more")
+      if n then
+        more = tonumber(n)
+      else
+        rows = rows + 1
+      end
+    end
+    frames[#frames + 1] = { total, rows, more }
+  end
+  for i = 1, 9 do
+    s:execute({ action = "create", subject = "T" .. i })
+  end
+  frame()
+  for i = 1, 9 do
+    s:execute({ action = "update", id = i, status = "completed" })
+    frame()
+    if i % 3 == 0 then
+      ov:turn_started()
+      frame()
+    end
+  end
+  ok(#frames > 10, "frames: " .. #frames)
+  for n, f in ipairs(frames) do
+    eq(f[1], f[2] + f[3], "frame " .. n .. ": " .. show(f))
+  end
+  eq(frames[1], { 9, 3, 6 }, "budget 4 rows: three rows and the summary")
+  eq(frames[#frames], { 0, 0, 0 }, "all hidden: no panel")
+end)
+
+test("replay through the session layer resets what the attached overlay hid", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  todo.setup({ locale = "en" })
+  local s, ov = todo.session("default"), overlay.new()
+  local detach = todo.attach_overlay(ov)
+  local branch = {}
+  for _, p in ipairs({
+    { action = "create", subject = "Plan" },
+    { action = "create", subject = "Code" },
+    { action = "update", id = 1, status = "completed" },
+  }) do
+    local r = s:execute(p)
+    branch[#branch + 1] =
+      { type = "message", message = { role = "toolResult", toolName = "todo", details = r.details } }
+  end
+  local full = { "● Todos (1/2)", "├─ ✓ Plan", "└─ ○ Code", "" }
+  local hidden = { "● Todos (0/1)", "└─ ○ Code", "" }
+  eq(ov:render(s, 80), full, "first seen")
+  ov:turn_started()
+  eq(ov:render(s, 80), hidden, "the next turn")
+  todo.on_compaction("default", branch) -- replay: Plan shows again
+  eq(ov:render(s, 80), full, "after compaction")
+  ov:turn_started()
+  eq(ov:render(s, 80), hidden, "the turn after")
+  todo.on_session_start("other", branch) -- not the foreground: no reset
+  eq(ov:render(s, 80), hidden, "another session started")
+  todo.on_branch_change("default", branch) -- the foreground again: reset
+  eq(ov:render(s, 80), full, "after a branch change")
+  ov:turn_started()
+  detach()
+  todo.on_compaction("default", branch) -- detached: nothing happens
+  eq(ov:render(s, 80), hidden, "detached")
+end)
+
+test("a foreground change and a shutdown reset the attached overlay", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  todo.setup({ locale = "en" })
+  local ov = overlay.new()
+  local detach = todo.attach_overlay(ov)
+  local a = todo.session("a")
+  a:execute({ action = "create", subject = "A1" })
+  a:execute({ action = "create", subject = "A2" })
+  a:execute({ action = "update", id = 1, status = "completed" })
+  todo.foreground("a")
+  ov:render(todo.foreground(), 80)
+  ov:turn_started()
+  eq(ov:render(todo.foreground(), 80)[1], "● Todos (0/1)", "A1 hidden after its turn")
+  todo.foreground("b")
+  todo.foreground("a")
+  eq(ov:render(todo.foreground(), 80)[1], "● Todos (1/2)", "back in the foreground: reset")
+  ov:turn_started()
+  eq(ov:render(todo.foreground(), 80)[1], "● Todos (0/1)", "hidden again")
+  todo.shutdown("a")
+  eq(#ov:render(todo.foreground(), 80), 0, "after shutdown")
+  detach()
+  todo.foreground("default")
+end)
+
+test("a clear that shrinks nextId in a session resets what was hidden", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  todo.setup({ locale = "en" })
+  local s, ov = todo.session("c"), overlay.new()
+  s:execute({ action = "create", subject = "Old" })
+  s:execute({ action = "create", subject = "Old 2" })
+  s:execute({ action = "update", id = 1, status = "completed" })
+  ov:render(s, 80)
+  ov:turn_started()
+  eq(ov:render(s, 80), { "● Todos (0/1)", "└─ ○ Old 2", "" })
+  s:execute({ action = "clear" })
+  eq(ov:render(s, 80), {}, "cleared: no panel")
+  s:execute({ action = "create", subject = "New" })
+  s:execute({ action = "update", id = 1, status = "completed" })
+  -- The new #1 is a different task: it is shown, not hidden as the old #1 was.
+  eq(ov:render(s, 80), { "○ Todos (1/1)", "└─ ✓ New", "" })
+end)
+
+test("a live paint of a session, its list handle and its snapshot reads frame by frame", function()
+  local todo = require("rpiv_todo")
+  todo.sessions.reset()
+  todo.setup({ locale = "en" })
+  local s = todo.session("frames")
+  local ovs, each = three_overlays({ max_widget_lines = 5 })
+  local frames = {}
+  local function paint()
+    local a = table.concat(ovs[1]:render(s, 50), "\n")
+    eq(table.concat(ovs[2]:render(s.list, 50), "\n"), a, "the list handle, frame " .. #frames + 1)
+    eq(table.concat(ovs[3]:render(s:state(), 50), "\n"), a, "the snapshot, frame " .. #frames + 1)
+    frames[#frames + 1] = a
+  end
+  for i = 1, 6 do
+    s:execute({ action = "create", subject = "T" .. i })
+  end
+  s:execute({ action = "update", id = 3, addBlockedBy = { 2 } })
+  paint()
+  s:execute({ action = "update", id = 1, status = "completed" })
+  s:execute({ action = "update", id = 2, status = "completed" })
+  paint()
+  each(function(ov)
+    ov:turn_started()
+  end)
+  paint()
+  each(function(ov)
+    ov:toggle_collapse()
+  end)
+  s:execute({ action = "update", id = 4, status = "completed" })
+  paint()
+  each(function(ov)
+    ov:turn_started()
+    ov:toggle_collapse()
+    ov:set_expanded(true)
+  end)
+  paint()
+  eq(frames, {
+    "● Todos (0/6)\n├─ ○ #1 T1\n├─ ○ #2 T2\n├─ ○ #3 T3 ⛓ #2\n└─ +3 more (3 pending)\n",
+    -- Four rows: three and the summary; both completed tasks make room first.
+    "● Todos (2/6)\n├─ ○ #3 T3 ⛓ #2\n├─ ○ #4 T4\n├─ ○ #5 T5\n└─ +3 more (2 completed, 1 pending)\n",
+    -- #1 and #2 were counted in the first turn: they leave rows and counts, and the four
+    -- left fit.
+    "● Todos (0/4)\n├─ ○ #3 T3 ⛓ #2\n├─ ○ #4 T4\n├─ ○ #5 T5\n└─ ○ #6 T6\n",
+    -- Collapsed: #4 completes but is not seen, so it stays after the next turn.
+    "● Todos (1/4)\n└─ ctrl+shift+t to expand\n",
+    "● Todos (1/4)\n├─ ○ #3 T3 ⛓ #2\n├─ ✓ #4 T4\n├─ ○ #5 T5\n└─ ○ #6 T6\n",
+  })
+end)
+
+-- ---------------------------------------------------------------------------
+-- Layout overrides through setup and themes
+-- ---------------------------------------------------------------------------
+
+test("setup's overlay as a function receives the defaults and can call them", function()
+  local todo = require("rpiv_todo")
+  local state = {
+    tasks = { task(1, "in_progress", "Build", { activeForm = "Building" }), task(2, "pending", "Ship") },
+    nextId = 3,
+  }
+  todo.setup({
+    locale = "en",
+    overlay = function(default)
+      return {
+        heading = function(ctx)
+          return "[" .. default.heading(ctx) .. "]"
+        end,
+        row = function(ctx, row)
+          return default.row(ctx, row) .. (row.status == "pending" and " (next)" or "")
+        end,
+        glyphs = { pending = "·" },
+      }
+    end,
+  })
+  eq(
+    overlay.render(state, { width = 80 }),
+    { "[● Todos (0/2)]", "├─ ◐ Build (Building)", "└─ · Ship (next)", "" },
+    "custom"
+  )
+  todo.setup({ locale = "en" })
+  eq(
+    overlay.render(state, { width = 80 }),
+    { "● Todos (0/2)", "├─ ◐ Build (Building)", "└─ ○ Ship", "" },
+    "restored"
+  )
+end)
+
+test("a table override merges over the defaults with any theme", function()
+  local state = {
+    tasks = { task(1, "completed", "Spec"), task(2, "pending", "Ship", { blockedBy = { 1 } }) },
+    nextId = 3,
+  }
+  local layout = {
+    summary = function()
+      return "unused"
+    end,
+    row = function(ctx, row)
+      return ctx.theme.fg("accent", "#" .. row.id) .. " " .. overlay.default_layout.row(ctx, row)
+    end,
+  }
+  local function render(theme)
+    return overlay.render(state, { theme = theme, layout = layout })
+  end
+  local want = { "● Todos (1/2)", "├─ #1 ✓ #1 Spec", "└─ #2 ○ #2 Ship ⛓ #1", "" }
+  eq(render(nil), want, "plain")
+  local ansi = render("ansi")
+  local stripped, joined = {}, {}
+  for i, line in ipairs(ansi) do
+    stripped[i] = strip_sgr(line)
+  end
+  eq(stripped, want, "ansi without its SGR")
+  eq(ansi[2]:sub(1, #"\27[2m├─\27[22m \27[36m#1\27[39m"), "\27[2m├─\27[22m \27[36m#1\27[39m", "ansi row")
+  for i, line in ipairs(render("segments")) do
+    joined[i] = spans_text(line)
+  end
+  eq(joined, want, "segments joined")
+end)
+
+test("a cut ANSI line never splits an escape and closes its style", function()
+  local state = {
+    tasks = { task(1, "in_progress", "Write the token-bucket limiter module", { activeForm = "Writing it" }) },
+    nextId = 2,
+  }
+  local row = overlay.render(state, { width = 20, theme = "ansi" })[2]
+  eq(strip_sgr(row), "└─ ◐ Write the toke…")
+  eq(row:sub(-#"…\27[0m"), "…\27[0m", "ends with the ellipsis and a reset")
+  -- Every ESC starts a whole SGR sequence.
+  local escapes, whole = select(2, row:gsub("\27", "")), select(2, row:gsub("\27%[[%d;]*m", ""))
+  eq(whole, escapes, "whole sequences in " .. show(row))
 end)
 
 T.finish("overlay_spec")

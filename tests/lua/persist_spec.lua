@@ -25,12 +25,6 @@ function H.read(path)
   return text
 end
 
-function H.write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
 function H.exists(path)
   return H.read(path) ~= nil
 end
@@ -81,7 +75,7 @@ T.test("bad files give nil and a message naming the path, never a Lua error", fu
   for _, c in ipairs(cases) do
     local path = dir .. "/" .. c[1]
     if c[2] then
-      H.write(path, c[2])
+      T.write(path, c[2])
     end
     local state, err = core.load(path)
     T.eq(state, nil, c[1] .. " state")
@@ -197,7 +191,7 @@ end)
 T.test("an invalid file is kept aside under a new name each time; the session starts empty", function()
   local dir = H.tempdir()
   local file = dir .. "/%2Fp@default.json"
-  H.write(file, '{"tasks":[{"id":1,"subject":"cut')
+  T.write(file, '{"tasks":[{"id":1,"subject":"cut')
   local errors = {}
   local opts = {
     dir = dir,
@@ -216,7 +210,7 @@ T.test("an invalid file is kept aside under a new name each time; the session st
   todo.tool().execute({ action = "create", subject = "fresh" })
   T.eq(H.subjects(assert(core.load(file))), "fresh", "the next change saves a whole list")
   -- A second bad file in the same second: a new name, the first one stays.
-  H.write(file, "second bad")
+  T.write(file, "second bad")
   H.restart(opts)
   todo.session("default")
   local second = errors[#errors]:match("kept as (%S+), and session")
