@@ -10,7 +10,7 @@ use crate::json::state_from_value;
 use crate::task::State;
 
 /// What makes an entry a todo tool result, checked in this order by every reader (JSON
-/// values here, Lua tables with raw reads in the boundary): `entry[TYPE] == MESSAGE`, and
+/// values here, Lua tables in `lua/rpiv_todo/native/replay_walk.lua`): `entry[TYPE] == MESSAGE`, and
 /// in `entry[MESSAGE]`: `[ROLE] == TOOL_RESULT`, `[TOOL_NAME] == TODO`, and `[DETAILS]`
 /// holding an array `[TASKS]` and a number `[NEXT_ID]`.
 pub mod rule {

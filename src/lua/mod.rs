@@ -161,10 +161,8 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
             })
         })?,
     )?;
-    let replay = native_replay(lua)?;
-    // LuaJIT compiles a walk written in Lua; its C API cannot keep up (from_lua::WALK_IN_LUA).
-    #[cfg(feature = "luajit")]
-    let replay = from_lua::walk_in_lua(lua, replay)?;
+    // The walk over entries is Lua; LuaJIT copies plain snapshots in Lua too (`walk_in_lua`).
+    let replay = from_lua::walk_in_lua(lua, native_replay(lua)?, cfg!(feature = "luajit"))?;
     core.set("replay", replay)?;
     core.set(
         "sanitize",
@@ -215,8 +213,8 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     Ok(core)
 }
 
-/// `core.replay` as C runs it: what every flavour but LuaJIT exports, and what LuaJIT's
-/// walk in Lua hands JSON text, misuse and the snapshots it does not copy itself.
+/// `core.replay` for what the walk in Lua hands over: JSON text, nil (nothing found: the
+/// empty list) and misuse.
 pub(crate) fn native_replay(lua: &Lua) -> mlua::Result<mlua::Function> {
     lua.create_function(|lua, entries: LuaValue| {
         guarded(lua, "replay", || {
@@ -226,13 +224,8 @@ pub(crate) fn native_replay(lua: &Lua) -> mlua::Result<mlua::Function> {
     })
 }
 
-/// `core.replay(entries)`: entries as a Lua array or as JSON text, scanned newest first.
+/// `core.replay(entries)` for JSON text, scanned newest first (tables are walked in Lua).
 fn replay(lua: &Lua, ctx: &Ctx, entries: &LuaValue) -> mlua::Result<Table> {
-    if let LuaValue::Table(t) = entries {
-        if let Some(state) = raw::replay(lua, ctx, t)? {
-            return Ok(state);
-        }
-    }
     let state = match entries {
         LuaValue::String(s) => {
             let bytes = s.as_bytes();

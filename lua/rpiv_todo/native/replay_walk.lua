@@ -1,15 +1,19 @@
--- rpiv_todo.native.replay_walk: `core.replay` over Lua tables as LuaJIT runs it (the
--- native module loads this file; see `WALK_IN_LUA` in src/lua/from_lua.rs). The walk over
--- the entries and the copy of the winning snapshot are Lua the JIT compiles: through the C
--- API each entry costs about ten times as much. Anything it does not take (JSON text,
--- misuse, snapshots with metadata or fields of their own, any doubt) goes to the native
--- function. Plain Lua: it loads in every flavour (tests/lua/layer_spec.lua runs it there).
+-- rpiv_todo.native.replay_walk: `core.replay` over Lua tables, in every flavour (the
+-- native module loads this file; see `walk_in_lua` in src/lua/from_lua.rs). The walk over a
+-- conversation's entries is Lua: LuaJIT compiles it, where each C API call would cost
+-- about ten times a compiled read, and Lua 5.4 and 5.1 read fields faster with their own
+-- instructions than with calls. Under LuaJIT the winning snapshot is copied here too; the
+-- other flavours, and anything this copy does not take (snapshots with metadata or fields
+-- of their own, any doubt), go to the native copy. JSON text and misuse go to the native
+-- `core.replay`.
 --
 -- The module is a factory: `require("rpiv_todo.native.replay_walk")(native, snapshot,
--- utf8)` gives `replay(entries)`, where `native` is the C `core.replay`, `snapshot(tasks,
--- nextId)` the C copy of one snapshot, and `utf8(s)` whether `s` is UTF-8.
-return function(native, snapshot, utf8)
+-- utf8, copy_here)` gives `replay(entries)`, where `native` is the native `core.replay`
+-- (JSON text, nil, misuse), `snapshot(tasks, nextId)` the native copy of one snapshot,
+-- `utf8(s)` whether `s` is UTF-8, and `copy_here` whether to copy plain snapshots in Lua.
+return function(native, snapshot, utf8, copy_here)
   local type, rawget, next, floor, find = type, rawget, next, math.floor, string.find
+  local getmetatable = getmetatable
   local len = rawlen or function(t)
     return #t
   end
@@ -211,33 +215,76 @@ return function(native, snapshot, utf8)
     return { tasks = out, nextId = next_id }
   end
 
+  -- The state entry `e` holds when it is a todo tool result whose snapshot makes one.
+  -- Fields are read as Lua reads them: entries are the host's conversation.
+  local function state_of(e)
+    if type(e) ~= "table" or e.type ~= "message" then
+      return nil
+    end
+    local m = e.message
+    if type(m) ~= "table" or m.role ~= "toolResult" or m.toolName ~= "todo" then
+      return nil
+    end
+    local d = m.details
+    if type(d) ~= "table" then
+      return nil
+    end
+    local tasks, n = d.tasks, d.nextId
+    -- An empty table counts as an empty array: hosts' JSON decoders cannot tell `{}` from
+    -- `[]`. An object of tasks is no snapshot.
+    if type(tasks) ~= "table" or type(n) ~= "number" or (len(tasks) == 0 and next(tasks) ~= nil) then
+      return nil
+    end
+    return copy_here and copy(tasks, n) or snapshot(tasks, n)
+  end
+
+  -- The integer keys of `entries` in `1..top`, newest first: for a table whose length is
+  -- a border far past its entries (keys at powers of two: 2^28 with 29 entries), walking
+  -- down from the length would take forever.
+  local function positions(entries, top)
+    local keys = {}
+    for k in next, entries do
+      if type(k) == "number" and k >= 1 and k <= top and k == floor(k) then
+        keys[#keys + 1] = k
+      end
+    end
+    table.sort(keys, function(a, b)
+      return a > b
+    end)
+    return keys
+  end
+
   return function(entries)
-    -- Not a table, or not a sequence (its length may be a border far past its entries):
-    -- the native walk, which counts what is there.
     if type(entries) ~= "table" then
       return native(entries)
     end
-    local misses = 0
+    -- Raw reads of the entries themselves, so that a metatable cannot make the holes of a
+    -- long border look full; without one, Lua's own index instruction reads the same.
+    local plain, misses = getmetatable(entries) == nil, 0
     for i = len(entries), 1, -1 do
-      local e = rawget(entries, i)
-      if e == nil then
+      local e
+      if plain then
+        e = entries[i]
+      else
+        e = rawget(entries, i)
+      end
+      if e ~= nil then
+        local state = state_of(e)
+        if state then
+          return state
+        end
+      else
         misses = misses + 1
         if misses > 64 then
-          return native(entries)
-        end
-      elseif type(e) == "table" and rawget(e, "type") == "message" then
-        local m = rawget(e, "message")
-        if type(m) == "table" and rawget(m, "role") == "toolResult" and rawget(m, "toolName") == "todo" then
-          local d = rawget(m, "details")
-          if type(d) == "table" then
-            local tasks, n = rawget(d, "tasks"), rawget(d, "nextId")
-            if type(tasks) == "table" and type(n) == "number" and (len(tasks) > 0 or next(tasks) == nil) then
-              local state = copy(tasks, n) or snapshot(tasks, n)
-              if state then
-                return state
-              end
+          -- Many holes: only the keys that are there, below this one.
+          local keys = positions(entries, i)
+          for k = 1, #keys do
+            local state = state_of(rawget(entries, keys[k]))
+            if state then
+              return state
             end
           end
+          break
         end
       end
     end

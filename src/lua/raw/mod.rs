@@ -304,16 +304,6 @@ pub enum Const {
     VimNil,
     JsonType,
     Array,
-    // The replay walk's keys and values (`crate::replay::TODO_RESULT`).
-    Type,
-    Message,
-    Role,
-    ToolResult,
-    ToolName,
-    Todo,
-    Details,
-    Tasks,
-    NextId,
     // A task's fields and the status names (`crate::task`).
     Id,
     Subject,
@@ -334,21 +324,11 @@ pub enum Const {
 
 impl Const {
     /// The strings after the first three slots, in order.
-    pub const STRINGS: [&'static str; 25] = {
-        use crate::replay::rule::*;
+    pub const STRINGS: [&'static str; 16] = {
         use crate::task::FIELDS;
         [
             "__jsontype",
             "array",
-            TYPE,
-            MESSAGE,
-            ROLE,
-            TOOL_RESULT,
-            TOOL_NAME,
-            TODO,
-            DETAILS,
-            TASKS,
-            NEXT_ID,
             FIELDS[0],
             FIELDS[1],
             FIELDS[2],
@@ -365,172 +345,6 @@ impl Const {
             "total",
         ]
     };
-}
-
-/// `core.replay` over a Lua array of branch entries: newest first, the first todo tool
-/// result (`crate::replay::rule`) whose `tasks` and `nextId` make a valid state wins;
-/// only those two are read. The result is a fresh state table (`snapshot_table`).
-pub fn replay(lua: &Lua, ctx: &Ctx, entries: &Table) -> mlua::Result<Option<Table>> {
-    let positions = positions(lua, entries)?;
-    let mut from = positions.last();
-    while let Some((i, tasks, next)) = find(lua, ctx, entries, &positions, from)? {
-        if let Some(t) = snapshot_table(lua, ctx, &tasks, &next)? {
-            return Ok(Some(t));
-        }
-        from = i - 1;
-    }
-    Ok(None)
-}
-
-/// The newest entry at or before `from` that the rule calls a todo tool result:
-/// its position, `tasks` and `nextId`. Raw lookups with keys made once per state.
-fn find(
-    lua: &Lua,
-    ctx: &Ctx,
-    entries: &Table,
-    positions: &Positions,
-    from: usize,
-) -> mlua::Result<Option<(usize, LuaValue, LuaValue)>> {
-    let mut at = 0;
-    // SAFETY: as in `read`; the closure leaves `tasks` and `nextId` (or two nils).
-    let (tasks, next): (LuaValue, LuaValue) = unsafe {
-        exec(lua, (&ctx.consts, entries), |l| {
-            at = walk(l, positions.down_from(from));
-            if at == 0 {
-                ffi::lua_settop(l, 0);
-                ffi::lua_pushnil(l);
-                ffi::lua_pushnil(l);
-            } else {
-                ffi::lua_insert(l, 1);
-                ffi::lua_insert(l, 1);
-                ffi::lua_settop(l, 2);
-            }
-        })?
-    };
-    Ok((at > 0).then_some((at, tasks, next)))
-}
-
-/// The positions of an entries table that hold something, newest last: `1..=n` for a
-/// sequence, else its integer keys in `1..=border`, sorted. Counted, never taken from
-/// the length alone: a table with keys at powers of two has a border of 2^40 and a few
-/// dozen entries (issue 18, fault 1).
-pub enum Positions {
-    Sequence(usize),
-    Sparse(Vec<usize>),
-}
-
-impl Positions {
-    /// The newest position, 0 for none.
-    fn last(&self) -> usize {
-        match self {
-            Positions::Sequence(n) => *n,
-            Positions::Sparse(keys) => keys.last().copied().unwrap_or(0),
-        }
-    }
-
-    /// Positions at or before `from`, newest first.
-    fn down_from(&self, from: usize) -> Box<dyn Iterator<Item = usize> + '_> {
-        match self {
-            Positions::Sequence(n) => Box::new((1..=from.min(*n)).rev()),
-            Positions::Sparse(keys) => {
-                Box::new(keys.iter().rev().copied().filter(move |&i| i <= from))
-            }
-        }
-    }
-}
-
-fn positions(lua: &Lua, entries: &Table) -> mlua::Result<Positions> {
-    let mut keys = Vec::new();
-    let (mut border, mut count) = (0, 0);
-    // SAFETY: raw reads only (`lua_next` over keys it handed out, no allocation in
-    // Lua); `keys` lives out here. The keys are collected only for a table that is
-    // not a sequence (a second pass), so the usual case allocates nothing.
-    unsafe {
-        exec::<()>(lua, entries, |l| {
-            border = ffi::lua_rawlen(l, 1);
-            for pass in 0..2 {
-                ffi::lua_pushnil(l);
-                while ffi::lua_next(l, 1) != 0 {
-                    match (pass, index(l, -2, border)) {
-                        (0, Some(_)) => count += 1,
-                        (_, Some(i)) => keys.push(i),
-                        _ => {}
-                    }
-                    ffi::lua_settop(l, -2);
-                }
-                if count == border {
-                    break;
-                }
-            }
-            ffi::lua_settop(l, 0);
-        })?;
-    }
-    if count == border {
-        return Ok(Positions::Sequence(border));
-    }
-    keys.sort_unstable();
-    Ok(Positions::Sparse(keys))
-}
-
-/// Leaves `tasks` and `nextId` on top of the stack and returns the entry's position;
-/// 0 when no entry among `candidates` (newest first) is a todo result.
-///
-/// # Safety
-///
-/// Only inside an `exec` body, on its state `l`, with every stack index it is
-/// given naming a live slot of the kind its doc says (the rules above).
-unsafe fn walk(l: L, candidates: impl Iterator<Item = usize>) -> usize {
-    if ffi::lua_checkstack(l, 24) == 0 {
-        return 0;
-    }
-    // The rule's strings, one slot each.
-    let first = Const::Type as c_int;
-    let base = ffi::lua_gettop(l) + 1 - first;
-    for k in first..=Const::NextId as c_int {
-        ffi::lua_rawgeti(l, CONSTS, k as _);
-    }
-    let slot = |k: Const| base + k as c_int;
-    // Push `t[key]` (raw) and return its type.
-    let get = |t: c_int, key: Const| {
-        ffi::lua_pushvalue(l, slot(key));
-        ffi::lua_rawget(l, t);
-        ffi::lua_type(l, -1)
-    };
-    // Is `t[key]` the string in slot `want`?
-    let is = |t: c_int, key: Const, want: Const| {
-        get(t, key);
-        let yes = ffi::lua_rawequal(l, -1, slot(want)) != 0;
-        ffi::lua_settop(l, -2);
-        yes
-    };
-    let work = ffi::lua_gettop(l);
-    let (e, m, d, tasks, next) = (work + 1, work + 2, work + 3, work + 4, work + 5);
-    for i in candidates {
-        ffi::lua_settop(l, work);
-        ffi::lua_rawgeti(l, VALUE, i as _);
-        let todo = ffi::lua_type(l, e) == ffi::LUA_TTABLE
-            && is(e, Const::Type, Const::Message)
-            && get(e, Const::Message) == ffi::LUA_TTABLE
-            && is(m, Const::Role, Const::ToolResult)
-            && is(m, Const::ToolName, Const::Todo)
-            && get(m, Const::Details) == ffi::LUA_TTABLE
-            && get(d, Const::Tasks) == ffi::LUA_TTABLE
-            && get(d, Const::NextId) == ffi::LUA_TNUMBER;
-        if !todo {
-            continue;
-        }
-        // An empty table counts as an empty array: hosts' JSON decoders cannot tell
-        // `{}` from `[]`.
-        let array = ffi::lua_rawlen(l, tasks) > 0 || {
-            ffi::lua_pushnil(l);
-            ffi::lua_next(l, tasks) == 0
-        };
-        ffi::lua_settop(l, next);
-        if array {
-            return i;
-        }
-    }
-    0
 }
 
 /// The state table a winning entry's `tasks` and `nextId` make, or `None` when they do
