@@ -2,6 +2,8 @@
 //! written straight to text. Knows nothing of the reducer: it writes whatever text and
 //! error a call produced.
 
+use std::ffi::CStr;
+
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
@@ -67,9 +69,52 @@ pub fn write_result(
     });
 }
 
-/// The one place the result's envelope is written as text:
-/// `{"content":[{"type":"text","text":…}],"details":{"action","params","tasks","nextId","error"?}}`,
-/// with the tasks array written by `tasks` (fresh, or from `TaskJson`'s cache).
+/// One field of a result's `details`: what a tool result carries beside its text.
+#[derive(Clone, Copy)]
+pub enum Detail<'a> {
+    /// The call's `action`, echoed.
+    Action,
+    /// The call's arguments, echoed.
+    Params,
+    /// The list's tasks after the call.
+    Tasks,
+    /// The list's next id after the call.
+    NextId(i64),
+    /// Why the call was rejected.
+    Error(&'a str),
+}
+
+impl Detail<'_> {
+    /// The field's key.
+    pub fn key(&self) -> &'static CStr {
+        match self {
+            Detail::Action => c"action",
+            Detail::Params => c"params",
+            Detail::Tasks => c"tasks",
+            Detail::NextId(_) => c"nextId",
+            Detail::Error(_) => c"error",
+        }
+    }
+}
+
+/// The one place that says what a result's `details` hold and in which order, for both
+/// forms (this file's JSON text, the boundary's Lua tables): the echoed action and
+/// arguments, the snapshot, and the reason when the call was rejected. Both wrap them as
+/// `{ content = { { type = "text", text } }, details = { … } }`.
+pub fn details(next_id: i64, error: Option<&str>) -> impl Iterator<Item = Detail<'_>> {
+    [
+        Detail::Action,
+        Detail::Params,
+        Detail::Tasks,
+        Detail::NextId(next_id),
+    ]
+    .into_iter()
+    .chain(error.map(Detail::Error))
+}
+
+/// The result's envelope as text, `{"content":[{"type":"text","text":…}],"details":{…}}`
+/// (fields from `details`), with the tasks array written by `tasks` (fresh, or from
+/// `TaskJson`'s cache).
 fn write_envelope(
     out: &mut Vec<u8>,
     text: &str,
@@ -81,17 +126,35 @@ fn write_envelope(
     // Writing plain data to a Vec cannot fail: no map has non-string keys.
     out.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
     let _ = serde_json::to_writer(&mut *out, text);
-    out.extend_from_slice(br#"}],"details":{"action":"#);
-    let _ = serde_json::to_writer(&mut *out, params.get("action").unwrap_or(&Value::Null));
-    out.extend_from_slice(br#","params":"#);
-    let _ = serde_json::to_writer(&mut *out, params);
-    out.extend_from_slice(br#","tasks":"#);
-    tasks(out);
-    out.extend_from_slice(br#","nextId":"#);
-    let _ = serde_json::to_writer(&mut *out, &next_id);
-    if let Some(e) = error {
-        out.extend_from_slice(br#","error":"#);
-        let _ = serde_json::to_writer(&mut *out, e);
+    out.extend_from_slice(br#"}],"details":{"#);
+    let mut tasks = Some(tasks);
+    for (i, d) in details(next_id, error).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(d.key().to_bytes());
+        out.extend_from_slice(b"\":");
+        match d {
+            Detail::Action => {
+                let action = params.get("action").unwrap_or(&Value::Null);
+                let _ = serde_json::to_writer(&mut *out, action);
+            }
+            Detail::Params => {
+                let _ = serde_json::to_writer(&mut *out, params);
+            }
+            Detail::Tasks => {
+                if let Some(write) = tasks.take() {
+                    write(out);
+                }
+            }
+            Detail::NextId(n) => {
+                let _ = serde_json::to_writer(&mut *out, &n);
+            }
+            Detail::Error(e) => {
+                let _ = serde_json::to_writer(&mut *out, e);
+            }
+        }
     }
     out.extend_from_slice(b"}}");
 }

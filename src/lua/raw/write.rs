@@ -10,6 +10,7 @@ use mlua::{ffi, Lua, Table, Value as LuaValue};
 use serde_json::Value;
 
 use super::{Const, L};
+use crate::json::{details, Detail};
 use crate::overlay::Counts;
 use crate::reducer::Reply;
 use crate::task::{State, Status, Task};
@@ -307,8 +308,9 @@ pub fn json(lua: &Lua, array_mt: &Table, v: &Value) -> mlua::Result<LuaValue> {
     }
 }
 
-/// `{ content = { { type = "text", text } }, details = { action, params, tasks, nextId, error? } }`.
-/// `action` and `params` are the caller's own values, echoed as given.
+/// `{ content = { { type = "text", text } }, details = { … } }`, the details as
+/// `crate::json::details` lists them; `action` and `params` are the caller's own values,
+/// echoed as given.
 pub fn result(
     lua: &Lua,
     array_mt: &Table,
@@ -334,15 +336,15 @@ pub fn result(
             ffi::lua_setfield(l, -2, c"content".as_ptr());
             // details
             ffi::lua_createtable(l, 0, 5);
-            ffi::lua_pushvalue(l, ACTION);
-            ffi::lua_setfield(l, -2, c"action".as_ptr());
-            ffi::lua_pushvalue(l, PARAMS);
-            ffi::lua_setfield(l, -2, c"params".as_ptr());
-            push_tasks(l, s.tasks.iter(), &keys);
-            ffi::lua_setfield(l, -2, c"tasks".as_ptr());
-            set_int(l, c"nextId", s.next_id);
-            if let Some(e) = &reply.error {
-                set_str(l, c"error", e);
+            for d in details(s.next_id, reply.error.as_deref()) {
+                match d {
+                    Detail::Action => ffi::lua_pushvalue(l, ACTION),
+                    Detail::Params => ffi::lua_pushvalue(l, PARAMS),
+                    Detail::Tasks => push_tasks(l, s.tasks.iter(), &keys),
+                    Detail::NextId(n) => ffi::lua_pushinteger(l, n as ffi::lua_Integer),
+                    Detail::Error(e) => push_str(l, e),
+                }
+                ffi::lua_setfield(l, -2, d.key().as_ptr());
             }
             ffi::lua_setfield(l, -2, c"details".as_ptr());
             keep_top(l);
