@@ -215,17 +215,8 @@ return function(native, snapshot, utf8, copy_here)
     return { tasks = out, nextId = next_id }
   end
 
-  -- The state entry `e` holds when it is a todo tool result whose snapshot makes one.
-  -- Fields are read as Lua reads them: entries are the host's conversation.
-  local function state_of(e)
-    if type(e) ~= "table" or e.type ~= "message" then
-      return nil
-    end
-    local m = e.message
-    if type(m) ~= "table" or m.role ~= "toolResult" or m.toolName ~= "todo" then
-      return nil
-    end
-    local d = m.details
+  -- The state a todo tool result's `details` make, or nil.
+  local function state_of(d)
     if type(d) ~= "table" then
       return nil
     end
@@ -238,19 +229,51 @@ return function(native, snapshot, utf8, copy_here)
     return copy_here and copy(tasks, n) or snapshot(tasks, n)
   end
 
-  -- The integer keys of `entries` in `1..top`, newest first: for a table whose length is
-  -- a border far past its entries (keys at powers of two: 2^28 with 29 entries), walking
-  -- down from the length would take forever.
-  local function positions(entries, top)
+  -- The newest entry of `list[1..top]` that is a todo tool result whose snapshot makes a
+  -- state: that state. Fields inside entries are read as Lua reads them (entries are the
+  -- host's conversation); `list` itself is read raw unless `plain` (no metatable, where
+  -- Lua's own index instruction reads the same), so a metatable cannot make the holes of
+  -- a long border look full. After 64 holes it gives up: nil and where it stopped.
+  local function newest(list, top, plain)
+    local misses = 0
+    for i = top, 1, -1 do
+      local e
+      if plain then
+        e = list[i]
+      else
+        e = rawget(list, i)
+      end
+      if e == nil then
+        misses = misses + 1
+        if misses > 64 then
+          return nil, i
+        end
+      elseif type(e) == "table" and e.type == "message" then
+        local m = e.message
+        if type(m) == "table" and m.role == "toolResult" and m.toolName == "todo" then
+          local state = state_of(m.details)
+          if state then
+            return state
+          end
+        end
+      end
+    end
+  end
+
+  -- The entries at the integer keys of `entries` in `1..top`, oldest first, without holes:
+  -- for a table whose length is a border far past its entries (keys at powers of two:
+  -- 2^28 with 29 entries), walking down from the length would take forever.
+  local function present(entries, top)
     local keys = {}
     for k in next, entries do
       if type(k) == "number" and k >= 1 and k <= top and k == floor(k) then
         keys[#keys + 1] = k
       end
     end
-    table.sort(keys, function(a, b)
-      return a > b
-    end)
+    table.sort(keys)
+    for j = 1, #keys do
+      keys[j] = rawget(entries, keys[j])
+    end
     return keys
   end
 
@@ -258,36 +281,11 @@ return function(native, snapshot, utf8, copy_here)
     if type(entries) ~= "table" then
       return native(entries)
     end
-    -- Raw reads of the entries themselves, so that a metatable cannot make the holes of a
-    -- long border look full; without one, Lua's own index instruction reads the same.
-    local plain, misses = getmetatable(entries) == nil, 0
-    for i = len(entries), 1, -1 do
-      local e
-      if plain then
-        e = entries[i]
-      else
-        e = rawget(entries, i)
-      end
-      if e ~= nil then
-        local state = state_of(e)
-        if state then
-          return state
-        end
-      else
-        misses = misses + 1
-        if misses > 64 then
-          -- Many holes: only the keys that are there, below this one.
-          local keys = positions(entries, i)
-          for k = 1, #keys do
-            local state = state_of(rawget(entries, keys[k]))
-            if state then
-              return state
-            end
-          end
-          break
-        end
-      end
+    local state, stopped = newest(entries, len(entries), getmetatable(entries) == nil)
+    if stopped then
+      local dense = present(entries, stopped)
+      state = newest(dense, #dense, true)
     end
-    return native(nil)
+    return state or native(nil)
   end
 end
