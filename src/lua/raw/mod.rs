@@ -415,8 +415,7 @@ struct Links {
 /// Only inside an `exec` body, on its state `l`, with every stack index it is
 /// given naming a live slot of the kind its doc says (the rules above).
 unsafe fn copy(l: L, links: &mut Links) -> bool {
-    // Room for the metadata's levels too (`value`), reserved before anything is read.
-    if ffi::lua_checkstack(l, (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL + 16) == 0 {
+    if ffi::lua_checkstack(l, 16) == 0 {
         return false;
     }
     let Some(interned) = InternedKeys::new(l, COPY_CONSTS) else {
@@ -519,6 +518,10 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
             },
             Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges),
             Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
+                // Room for the reader's levels, reserved while nothing is owned here.
+                if ffi::lua_checkstack(l, (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL) == 0 {
+                    return false;
+                }
                 // Kept in `links` while it is pushed: a push that raises (out of
                 // memory) must leave nothing owned in this frame (issue 18, fault 3).
                 links.metadata = value(l, COPY_CONSTS, val, 2, Empty::Object, false)
