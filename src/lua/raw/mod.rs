@@ -18,10 +18,8 @@
 //!   which for keys at powers of two is 2^28 with 29 entries there. Keys are counted with
 //!   `lua_next` before anything is reserved.
 
-#[cfg(not(feature = "luajit"))]
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use std::ffi::{c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mlua::{ffi, FromLuaMulti, IntoLuaMulti, Lua, Table, Value as LuaValue};
 use serde_json::{Map, Number, Value};
@@ -72,7 +70,8 @@ pub unsafe fn exec<R: FromLuaMulti>(
         // still ends the process on LuaJIT (its protected call catches the panic as a
         // foreign exception, and Rust aborts: "Rust panics must be rethrown"), which is
         // why the bodies stay free of anything input can make panic (no indexing by input,
-        // no unwrap) and why they should shrink (see the README, "The boundary").
+        // no unwrap). The reader, which cannot raise once its room is reserved, catches
+        // its own panics on every flavour (`read`); the writing bodies cannot.
         #[cfg(feature = "luajit")]
         {
             let _ = &mut panicked;
@@ -140,7 +139,16 @@ pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Resu
         exec(lua, (&ctx.consts, v), |l| {
             let room = (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL;
             if ffi::lua_checkstack(l, room) != 0 {
-                out = value(l, CONSTS, VALUE, 0, empty, top);
+                // Past the reservation nothing here can raise (raw reads, pushes into
+                // reserved room), so a panic can be caught on every flavour, LuaJIT too:
+                // no LuaJIT error can meet this `catch_unwind`.
+                let read = || value(l, CONSTS, VALUE, 0, empty, top);
+                out = catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|_| {
+                    Err(Fault::new(
+                        "a readable value",
+                        "an internal error (a bug; please report it)",
+                    ))
+                });
             }
             ffi::lua_settop(l, 0);
         })
@@ -163,6 +171,10 @@ pub(super) unsafe fn value(
     empty: Empty,
     top: bool,
 ) -> Result<Value, Fault> {
+    #[cfg(test)]
+    if tests::PANIC_IN_READ.with(|p| p.replace(false)) {
+        panic!("injected by a test");
+    }
     Ok(match ffi::lua_type(l, idx) {
         ffi::LUA_TNIL => Value::Null,
         ffi::LUA_TBOOLEAN => Value::Bool(ffi::lua_toboolean(l, idx) != 0),
@@ -1007,6 +1019,32 @@ pub(crate) mod tests {
     thread_local! {
         /// Make the next `exec` body panic (the regression test of fault 2).
         pub static PANIC_NEXT: Cell<bool> = const { Cell::new(false) };
+        /// Make the reader panic at the next value it reads.
+        pub static PANIC_IN_READ: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// A panic in the reader is caught on every flavour, LuaJIT included (the reader
+    /// cannot raise once its stack room is reserved): the call answers in-band and the
+    /// state lives on.
+    #[test]
+    fn a_panic_in_the_reader_is_an_in_band_error_on_every_flavour() {
+        let lua = mlua::Lua::new();
+        let core = crate::lua::exports(&lua).unwrap();
+        lua.globals().set("core", core).unwrap();
+        PANIC_IN_READ.with(|p| p.set(true));
+        let text: String = lua
+            .load("return core.apply(nil, { action = 'create', subject = 'a' }).content[1].text")
+            .eval()
+            .unwrap();
+        assert_eq!(
+            text,
+            "Error: arguments: expected a readable value, got an internal error (a bug; please report it)"
+        );
+        let after: String = lua
+            .load("return core.apply(nil, { action = 'create', subject = 'a' }).content[1].text")
+            .eval()
+            .unwrap();
+        assert_eq!(after, "Created #1: a (pending)");
     }
 }
 
