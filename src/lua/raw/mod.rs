@@ -1,4 +1,7 @@
 //! The one way into the raw C API: `exec`, a protected call whose body may not unwind.
+//! This module and `write` hold every `unsafe` of the crate: here `exec`, the one reader of
+//! Lua values (`read`), the native copy of a replayed snapshot (`snapshot_table`) and the
+//! collector hold (`CollectorHold`); in `write` the one writer of result tables.
 //!
 //! The rules every raw block keeps (issue 18, faults 2 and 3):
 //!
@@ -7,7 +10,8 @@
 //!   behaviour, in practice an abort, or a Lua state whose next error jumps into a dead
 //!   frame. On PUC Lua `exec` catches it inside the protected call (the pattern of mlua's
 //!   own `Table::for_each`) and raises it as an ordinary Lua error once control is back in
-//!   Rust. On LuaJIT nothing can be caught there (see `exec`): the bodies must not panic.
+//!   Rust. On LuaJIT nothing can be caught there (see `exec`): the bodies must not panic,
+//!   except the reader's, which cannot raise and catches its own (see `read`).
 //! - **Nothing owned lives across a call that can raise.** On PUC Lua an error is a
 //!   `longjmp` to the protected call: every Rust frame in between is left without running a
 //!   destructor. So a body keeps what it owns (vectors, strings, JSON values) in places
