@@ -252,10 +252,17 @@ unsafe fn push_tasks<'a>(l: L, tasks: impl ExactSizeIterator<Item = &'a Task>, k
     }
 }
 
-/// `Ctx::consts` for an exec argument (nil before `exports` ran).
+/// `Ctx::consts` for an exec argument (nil before `exports` ran: `KeySlots::push` then
+/// pushes nothing).
 fn consts(lua: &Lua) -> LuaValue {
     lua.app_data_ref::<crate::lua::Ctx>()
         .map_or(LuaValue::Nil, |ctx| LuaValue::Table(ctx.consts.clone()))
+}
+
+/// `Ctx::consts`, which `ViewKeys::push` reads without looking: an error before
+/// `exports` ran.
+fn consts_table(lua: &Lua) -> mlua::Result<Table> {
+    Ok(crate::lua::Ctx::get(lua)?.consts)
 }
 
 /// Leave only the value on top of the stack as the closure's result.
@@ -357,7 +364,7 @@ pub fn counts(lua: &Lua, c: &Counts) -> mlua::Result<Table> {
     // SAFETY: as in `state` (pushes only, nothing owned in the closure); slot 1 is the
     // consts table.
     unsafe {
-        super::exec(lua, consts(lua), |l| {
+        super::exec(lua, consts_table(lua)?, |l| {
             ffi::luaL_checkstack(l, 16, std::ptr::null());
             let keys = ViewKeys::push(l, 1);
             push_counts(l, &keys, c);
@@ -388,7 +395,7 @@ pub fn rows(
     // the array metatable `push_task` reads, slot 2 the earlier rows or nil, slot 3 the
     // consts table; `visible` holds indices into `tasks` (the overlay's layout).
     unsafe {
-        super::exec(lua, (task_mt, earlier, consts(lua)), |l| {
+        super::exec(lua, (task_mt, earlier, consts_table(lua)?), |l| {
             ffi::luaL_checkstack(l, 24, std::ptr::null());
             let keys = ViewKeys::push(l, 3);
             ffi::lua_createtable(l, visible.len().min(c_int::MAX as usize) as c_int, 0);
