@@ -44,6 +44,22 @@ pub fn call_json_cached(state: &mut State, cache: &mut TaskJson, text: &[u8]) ->
     out
 }
 
+/// A reply as `call_json_cached` writes it, for a call already reduced.
+pub fn write_json(cache: &mut TaskJson, state: &State, reply: &Reply, echo: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(result_capacity(state));
+    cache.write_result(&mut out, &reply.text, reply.error.as_deref(), echo, state);
+    out
+}
+
+/// May these arguments change the list (an action that writes)? A call that is then
+/// rejected changes nothing; one that is not is never one of these.
+pub fn writes(value: &Value) -> bool {
+    matches!(
+        value.get("action").and_then(Value::as_str),
+        Some("create" | "update" | "delete" | "clear")
+    )
+}
+
 fn reduce_json(state: &mut State, text: &[u8]) -> (Reply, Value) {
     match parse(text) {
         Ok(value) => (run(state, Ok(&value)), value),

@@ -104,6 +104,7 @@ pub mod params;
 pub mod reducer;
 pub mod replay;
 pub mod sanitize;
+pub mod shared;
 pub mod store;
 pub mod strict;
 pub mod task;

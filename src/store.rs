@@ -145,7 +145,7 @@ fn shown(path: &Path) -> String {
 /// it, and never with the name of a temporary file (tempfile appends ` at path <name>`):
 /// the user never sees that name, and a message that changes with it at every save
 /// would be reported again at every save.
-fn reason(e: &io::Error) -> String {
+pub(crate) fn reason(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file or directory".into(),
         io::ErrorKind::PermissionDenied => "permission denied".into(),
@@ -452,16 +452,34 @@ fn sync_dir(dir: &Path) {
 /// process's controlling one), and what was opened is checked before a byte is read. A
 /// file that grows past `limit` while it is read is refused too.
 pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
-    let io_err = |e: io::Error| {
-        if e.kind() == io::ErrorKind::NotFound {
-            StoreError::Missing { path: shown(path) }
-        } else {
-            StoreError::Read {
-                path: shown(path),
-                reason: reason(&e),
-            }
+    let file = open_checked(path, limit)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| read_error(path, &e))?;
+    if bytes.len() as u64 > limit {
+        return Err(StoreError::TooLarge {
+            path: shown(path),
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+fn read_error(path: &Path, e: &io::Error) -> StoreError {
+    if e.kind() == io::ErrorKind::NotFound {
+        StoreError::Missing { path: shown(path) }
+    } else {
+        StoreError::Read {
+            path: shown(path),
+            reason: reason(e),
         }
-    };
+    }
+}
+
+/// `path` opened for reading, checked as `read_file` checks it (a plain file, at most
+/// `limit` bytes, before and after the open); nothing read yet.
+pub(crate) fn open_checked(path: &Path, limit: u64) -> Result<File, StoreError> {
     let check = |meta: &fs::Metadata| {
         if !meta.is_file() {
             return Err(StoreError::NotFile {
@@ -477,20 +495,10 @@ pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
         }
         Ok(())
     };
-    check(&fs::metadata(path).map_err(io_err)?)?;
-    let file = open_for_reading(path).map_err(io_err)?;
-    check(&file.metadata().map_err(io_err)?)?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io_err)?;
-    if bytes.len() as u64 > limit {
-        return Err(StoreError::TooLarge {
-            path: shown(path),
-            limit,
-        });
-    }
-    Ok(bytes)
+    check(&fs::metadata(path).map_err(|e| read_error(path, &e))?)?;
+    let file = open_for_reading(path).map_err(|e| read_error(path, &e))?;
+    check(&file.metadata().map_err(|e| read_error(path, &e))?)?;
+    Ok(file)
 }
 
 /// What is at a path instead of a plain file, in words.

@@ -5,10 +5,9 @@
 --
 -- The list is kept the way Neovim's `persist = true` keeps it: rpiv_todo.persist, with the
 -- server's working directory as the key, so the editor and the server read and write the
--- same file. Another process (the editor, a second server) may change that file between two
--- calls: before each call `persist.check` takes in what it wrote, and each save merges this
--- server's calls on top of a list written meanwhile, so neither side drops the other's
--- change.
+-- same file. Every call is one transaction in the core, on the newest list in that file and
+-- under its lock, so another process's change (the editor's, a second server's) is never
+-- lost, and the ids in a reply are the ids in the file.
 
 local M = {}
 local H = {}
@@ -26,6 +25,8 @@ function M.start(dir, key, id)
   persist.enable({
     dir = dir,
     key = key,
+    -- Only this process waits: an agent's call may wait for an editor's save.
+    wait_ms = 2000,
     on_error = function(message)
       H.errors[#H.errors + 1] = message
     end,
@@ -68,9 +69,8 @@ end
 ---@param args_json string
 ---@return string
 function M.call(args_json)
-  local session = require("rpiv_todo.session").get(H.session_id)
-  require("rpiv_todo.persist").check(H.session_id) -- what the editor wrote since the last call
-  return session:execute_json(args_json) -- saved (merged if need be) by rpiv_todo.persist
+  -- A transaction on the newest list in the file, answered once saved.
+  return require("rpiv_todo.session").get(H.session_id):execute_json(args_json)
 end
 
 return M

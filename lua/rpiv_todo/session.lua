@@ -146,6 +146,20 @@ function Session:replay(entries)
   return state
 end
 
+---Take in another program's change to the file this session's list is bound to
+---(rpiv_todo.persist binds it): "unchanged", "reloaded" (listeners hear "reloaded"),
+---"missing", or nil, the error and its kind.
+---@return string|nil what
+---@return string|nil err
+---@return string|nil kind
+function Session:sync()
+  local what, err, kind = self.list:sync()
+  if what == "reloaded" then
+    H.emit("reloaded", self.id, self)
+  end
+  return what, err, kind
+end
+
 ---The current snapshot `{ tasks, nextId }`.
 ---@return rpiv_todo.State
 function Session:state()
@@ -285,7 +299,8 @@ end
 
 ---Listen to session events: fn(event, id, session, params) with event one of "executed"
 ---(params: the call's arguments, a table or JSON text), "replayed", "loaded"
----(session:load), "shutdown", "foreground". Returns a function that removes the listener.
+---(session:load), "reloaded" (another program changed the list's file), "shutdown",
+---"foreground". Returns a function that removes the listener.
 ---A listener runs protected: if it raises, the call that emitted the event still
 ---succeeds, the listeners after it still run, and the error goes to the reporters of
 ---`on_listener_error` (once per listener and message).

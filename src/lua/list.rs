@@ -2,6 +2,7 @@
 //! call it for every tool call, so nothing but the result crosses the boundary.
 
 use std::cell::{Cell, RefCell};
+use std::time::Duration;
 
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 use serde_json::{Map, Value};
@@ -11,6 +12,7 @@ use super::{from_lua, guarded, Ctx};
 use crate::call::{parse, run};
 use crate::error::Error;
 use crate::reducer::Reply;
+use crate::shared::{self, SharedFile, TransactError};
 use crate::task::State;
 
 /// The list behind a `core.list` handle.
@@ -25,6 +27,8 @@ pub struct List {
     /// The last panel view drawn from this list (`overlay::view`): reused whole while the
     /// list is unchanged, row by row after a change.
     pub(super) view: RefCell<super::overlay::ViewMemo>,
+    /// The file the list is kept in (`list:bind`): every call is then a transaction on it.
+    file: Option<SharedFile>,
 }
 
 impl List {
@@ -48,6 +52,66 @@ impl List {
     fn parts_mut(&mut self) -> (&mut State, &mut crate::json::TaskJson) {
         self.view.get_mut().changed();
         (&mut self.state, &mut self.json)
+    }
+
+    /// One tool call. On a bound list a call that may change it is a transaction on the
+    /// file: applied to the newest list there, under its lock, and answered only once
+    /// saved; a failure to read, lock or save is the call's in-band error, and the list
+    /// stays as it was.
+    fn run(&mut self, parsed: Result<&Value, Error>) -> Reply {
+        self.view.get_mut().changed();
+        let Some(file) = self.file.as_mut() else {
+            return run(&mut self.state, parsed);
+        };
+        let writes = parsed.as_ref().is_ok_and(|v| crate::call::writes(v));
+        let outcome = file.transact(&mut self.state, writes, |state| {
+            let reply = run(state, parsed);
+            let changed = reply.error.is_none();
+            (reply, changed)
+        });
+        outcome.unwrap_or_else(|e| Reply::error(e.to_string()))
+    }
+}
+
+/// `nil, message, kind` for Lua from a failed file operation.
+type Failed = (LuaValue, Option<String>, Option<&'static str>);
+
+fn failed(e: &TransactError) -> Failed {
+    (LuaValue::Nil, Some(e.to_string()), Some(e.kind()))
+}
+
+/// `list:bind`'s options: `{ wait_ms = n }`, how long a call waits for another process's
+/// lock (default 100).
+fn bind_wait(opts: Option<Table>) -> mlua::Result<Duration> {
+    let Some(opts) = opts else {
+        return Ok(shared::DEFAULT_WAIT);
+    };
+    let bad = |what: &str| {
+        super::api_error(
+            "list:bind",
+            Error::input("wait_ms", "a number of milliseconds from 0 to 60000", what),
+        )
+    };
+    for pair in opts.pairs::<LuaValue, LuaValue>() {
+        let (k, _) = pair?;
+        let named = matches!(&k, LuaValue::String(s) if &*s.as_bytes() == b"wait_ms");
+        if !named {
+            return Err(super::api_error(
+                "list:bind",
+                Error::input("options", "only wait_ms", "another key"),
+            ));
+        }
+    }
+    match opts.raw_get::<LuaValue>("wait_ms")? {
+        LuaValue::Nil => Ok(shared::DEFAULT_WAIT),
+        LuaValue::Integer(n) if (0..=60_000).contains(&n) => {
+            Ok(Duration::from_millis(n.unsigned_abs()))
+        }
+        LuaValue::Number(n) if (0.0..=60_000.0).contains(&n) => {
+            Ok(Duration::from_secs_f64(n / 1000.0))
+        }
+        LuaValue::Integer(_) | LuaValue::Number(_) => Err(bad("a number out of range")),
+        other => Err(bad(other.type_name())),
     }
 }
 
@@ -185,9 +249,7 @@ impl UserData for List {
                     None => None,
                 };
                 let reply = match list {
-                    Some(mut list) => {
-                        run(list.state_mut(), args.parsed.as_ref().map_err(Clone::clone))
-                    }
+                    Some(mut list) => list.run(args.parsed.as_ref().map_err(Clone::clone)),
                     None => busy(),
                 };
                 let list = ud.borrow::<List>()?;
@@ -205,6 +267,13 @@ impl UserData for List {
                         None => None,
                     };
                     let out = match list {
+                        Some(mut list) if list.file.is_some() => {
+                            let parsed = parse(&text);
+                            let reply = list.run(parsed.as_ref().map_err(Clone::clone));
+                            let echo = parsed.unwrap_or_else(|_| Value::Object(Map::new()));
+                            let (state, json) = list.parts_mut();
+                            crate::call::write_json(json, state, &reply, &echo)
+                        }
                         Some(mut list) => {
                             let (state, json) = list.parts_mut();
                             crate::call::call_json_cached(state, json, &text)
@@ -233,13 +302,99 @@ impl UserData for List {
                     return Err(super::api_error("list:replace", Error::Busy));
                 };
                 let state = super::state_arg(lua, &ctx, &state, "replace")?;
-                match writable(&ud)? {
-                    Some(mut list) => {
-                        *list.state_mut() = state;
-                        Ok(())
-                    }
-                    None => Err(super::api_error("list:replace", Error::Busy)),
+                let Some(mut list) = writable(&ud)? else {
+                    return Err(super::api_error("list:replace", Error::Busy));
+                };
+                *list.state_mut() = state;
+                // A host's list (a replay, a load) wins over the file's.
+                let list = &mut *list;
+                match list.file.as_mut().map(|f| f.write_over(&list.state)) {
+                    Some(Err(e)) => Ok(failed(&e)),
+                    _ => Ok((LuaValue::Boolean(true), None, None)),
                 }
+            })
+        });
+        m.add_function(
+            "bind",
+            |lua, (ud, path, opts): (AnyUserData, Option<mlua::LuaString>, Option<Table>)| {
+                guarded(lua, "list:bind", || {
+                    let wait = bind_wait(opts)?;
+                    let Some(mut list) = writable(&ud)? else {
+                        return Err(super::api_error("list:bind", Error::Busy));
+                    };
+                    list.file = match path {
+                        None => None,
+                        Some(p) => {
+                            let p = p.to_str()?.to_owned();
+                            if p.is_empty() {
+                                return Err(super::api_error(
+                                    "list:bind",
+                                    Error::input("path", "a file path", "an empty string"),
+                                ));
+                            }
+                            Some(SharedFile::new(p, wait))
+                        }
+                    };
+                    Ok(())
+                })
+            },
+        );
+        m.add_function("sync", |lua, ud: AnyUserData| {
+            guarded(lua, "list:sync", || {
+                let _call = Call::enter(&ud)?;
+                let Some(mut list) = writable(&ud)? else {
+                    return Err(super::api_error("list:sync", Error::Busy));
+                };
+                let list = &mut *list;
+                let Some(file) = list.file.as_mut() else {
+                    return Ok((LuaValue::Nil, Some("the list is not bound to a file".into()), Some("unbound")));
+                };
+                match file.sync(&mut list.state) {
+                    Ok(what) => {
+                        if what == shared::Synced::Reloaded {
+                            list.view.get_mut().changed();
+                        }
+                        Ok((LuaValue::String(lua.create_string(what.as_str())?), None, None))
+                    }
+                    Err(e) => Ok(failed(&e)),
+                }
+            })
+        });
+        m.add_function("write", |lua, ud: AnyUserData| {
+            guarded(lua, "list:write", || {
+                let Some(mut list) = writable(&ud)? else {
+                    return Err(super::api_error("list:write", Error::Busy));
+                };
+                let list = &mut *list;
+                match list.file.as_mut().map(|f| f.write_over(&list.state)) {
+                    Some(Err(e)) => Ok(failed(&e)),
+                    _ => Ok((LuaValue::Boolean(true), None, None)),
+                }
+            })
+        });
+        m.add_function("unbind", |lua, (ud, remove): (AnyUserData, Option<bool>)| {
+            guarded(lua, "list:unbind", || {
+                let Some(mut list) = writable(&ud)? else {
+                    return Err(super::api_error("list:unbind", Error::Busy));
+                };
+                let file = list.file.take();
+                match (file, remove) {
+                    (Some(mut f), Some(true)) => match f.remove_if_unchanged() {
+                        Ok(removed) => Ok((LuaValue::Boolean(removed), None, None)),
+                        Err(e) => Ok(failed(&e)),
+                    },
+                    _ => Ok((LuaValue::Boolean(false), None, None)),
+                }
+            })
+        });
+        m.add_method_mut("notices", |lua, this, ()| {
+            let notices = this.file.as_mut().map(SharedFile::take_notices).unwrap_or_default();
+            lua.create_sequence_from(notices)
+        });
+        m.add_method("file", |_, this, ()| {
+            Ok(match &this.file {
+                Some(f) => (Some(f.path().display().to_string()), Some(f.generation())),
+                None => (None, None),
             })
         });
         m.add_method("next_id", |_, this, ()| Ok(this.state.next_id));

@@ -470,7 +470,7 @@ function H.changed(id)
   local session = require("rpiv_todo.session")
   if session.exists(id) then
     local what = persist.check(id)
-    if what == "reloaded" or what == "merged" then
+    if what == "reloaded" then
       require("rpiv_todo.nvim").follow(id)
     end
     return
@@ -519,10 +519,13 @@ function H.look(name)
   if named ~= nil and watched[named] == nil then
     watched[named] = require("rpiv_todo.persist").path(named)
   end
+  local session = require("rpiv_todo.session")
   for id, path in pairs(watched) do
     if name == nil or path:sub(-#name - 1) == "/" .. name then
-      local sig = H.signature(path)
-      if sig ~= w.sigs[id] then
+      -- A session bound to its file asks the core, which compares generations (a change
+      -- that keeps size and mtime is seen); the signature only finds new files.
+      local sig = session.exists(id) and "bound" or H.signature(path)
+      if sig == "bound" or sig ~= w.sigs[id] then
         w.sigs[id] = sig
         local ok, err = pcall(H.changed, id)
         if not ok then
@@ -703,7 +706,7 @@ function H.health(report)
     local watching = M.watching()
     report.info(
       watching and ("other programs' changes to these lists are followed (" .. watching .. ")")
-        or "other programs' changes are not watched; they are merged at the next save"
+        or "other programs' changes are not watched; each change here still starts from the newest list in the file"
     )
     if status.last_error ~= nil then
       report.warn(status.last_error, { "check that the directory exists and is writable" })
