@@ -157,11 +157,10 @@ end
 -- ---------------------------------------------------------------------------
 
 ---@param message string
----@param always? boolean report even when the same message was reported before
-function H.report(message, always)
+function H.report(message)
   message = "(rpiv_todo) persist: " .. message
   H.last_error = message
-  if H.reported[message] and not always then
+  if H.reported[message] then
     return
   end
   H.reported[message] = true
@@ -237,7 +236,7 @@ end
 ---@param list userdata
 function H.drain(list)
   for _, message in ipairs(list:notices()) do
-    H.report(message, true)
+    H.report(message)
   end
 end
 
