@@ -27,6 +27,9 @@
 local List = {}
 
 ---One tool call; bad arguments come back in-band (`details.error`), never as a Lua error.
+---On a list bound to a file (`bind`) a call that may change the list is one transaction:
+---applied to the newest list in the file, under its lock, answered once saved; a failure
+---to read, lock or save is an in-band error and the list stays as it was.
 ---@param params table|string the tool arguments as a table, or the JSON text the LLM API delivered
 ---@return rpiv_todo.Result
 function List:apply(params) end
@@ -44,12 +47,57 @@ function List:state() end
 ---@return string
 function List:state_json() end
 
----Replace the list; a malformed snapshot raises a Lua error naming the field.
+---Replace the list; a malformed snapshot raises a Lua error naming the field. On a bound
+---list the file is written too (the host's list wins): true, or nil, the error and its kind.
 ---@param state rpiv_todo.State|string|rpiv_todo.List|nil
+---@return true|nil ok
+---@return string|nil err
+---@return string|nil kind
 function List:replace(state) end
 
 ---@return integer
 function List:next_id() end
+
+---Keep the list in the file at {path}, shared with other processes: every call that may
+---change it becomes a transaction on the file (see `apply`). Nothing is read or written
+---now. {opts}.wait_ms: how long a call waits for another process's lock (default 100, at
+---most 60000). `bind(nil)` stops.
+---@param path string|nil
+---@param opts? { wait_ms?: number }
+function List:bind(path, opts) end
+
+---Take in another process's change to the bound file; the file is parsed only when its
+---generation moved. "unchanged", "reloaded", "missing" (the list stays), or nil, the
+---error and its kind ("not_file", "too_large", "io", "invalid", "unbound").
+---@return string|nil what
+---@return string|nil err
+---@return string|nil kind
+function List:sync() end
+
+---Write the list over the bound file whatever list it holds (a file that is not a list is
+---moved aside first): true, or nil, the error and its kind.
+---@return true|nil ok
+---@return string|nil err
+---@return string|nil kind
+function List:write() end
+
+---Stop keeping the list in its file; with {remove}, the file goes too when it still holds
+---what this list last read or wrote. True when removed.
+---@param remove? boolean
+---@return boolean|nil removed
+---@return string|nil err
+---@return string|nil kind
+function List:unbind(remove) end
+
+---What happened to the bound file that no call returned (a file moved aside, a failed
+---save), since the last time this was called.
+---@return string[]
+function List:notices() end
+
+---The bound file and the generation this list last read or wrote, or nil.
+---@return string|nil path
+---@return integer|nil generation
+function List:file() end
 
 ---@class rpiv_todo.core
 ---@field version string the crate version; the Lua scripts refuse a core of another version
