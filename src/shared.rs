@@ -31,7 +31,7 @@
 //! `core.save`) is read every time.
 
 use std::fs::{self, File};
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -255,7 +255,7 @@ impl SharedFile {
             self.take_in(state, false)?;
             return Ok(call(state).0);
         }
-        let _lock = self.lock()?;
+        let mut lock = self.lock()?;
         let found = self.take_in(state, true)?;
         let base = self.generation();
         // Kept only when the file cannot give the list back (there is none).
@@ -263,12 +263,12 @@ impl SharedFile {
         let (reply, changed) = call(state);
         test_pause("after_read");
         if changed {
-            if let Err(e) = self.write(state, base) {
+            if let Err(e) = self.write(&mut lock, state, base) {
                 self.restore(state, before);
                 return Err(TransactError::Store(e));
             }
         }
-        drop(_lock);
+        drop(lock);
         test_pause("after_write");
         Ok(reply)
     }
@@ -282,7 +282,7 @@ impl SharedFile {
     }
 
     fn write_over_locked(&mut self, state: &State) -> Result<(), TransactError> {
-        let _lock = self.lock()?;
+        let mut lock = self.lock()?;
         let base = match self.read() {
             Ok(Found::Other(_, stamp)) => stamp.generation,
             Ok(Found::Same | Found::Missing) => self.generation(),
@@ -292,7 +292,8 @@ impl SharedFile {
             }
             Err(e) => return Err(TransactError::Store(e)),
         };
-        self.write(state, base).map_err(TransactError::Store)
+        self.write(&mut lock, state, base)
+            .map_err(TransactError::Store)
     }
 
     /// Keep a failure among the notices too (the caller's user hears of it, not only the
@@ -460,9 +461,15 @@ impl SharedFile {
     }
 
     /// Save `state` with the generation after `base`, the file's (under the lock).
-    fn write(&mut self, state: &State, base: u64) -> Result<(), StoreError> {
+    fn write(&mut self, lock: &mut Lock, state: &State, base: u64) -> Result<(), StoreError> {
         let generation = base.wrapping_add(1).max(1);
+        lock.begin_write();
         store::write_atomic(&self.path, &to_text(state, generation))?;
+        if lock.left_behind {
+            // The last holder died while writing: its temporary file is still there.
+            store::remove_temporaries(&self.path);
+        }
+        lock.end_write();
         self.seen = fs::metadata(&self.path)
             .ok()
             .map(|meta| Stamp::of(&meta, generation));
@@ -512,8 +519,27 @@ struct Head {
 }
 
 /// The lock on a list's sidecar file; released when dropped (or when the process dies).
+/// While a holder writes the list, the sidecar holds one byte: a holder that finds it
+/// there knows the last one died in the middle of a save, and removes what it left.
 struct Lock {
-    _file: File,
+    file: File,
+    left_behind: bool,
+}
+
+impl Lock {
+    fn begin_write(&mut self) {
+        if !self.left_behind {
+            // Best effort: without the mark, a temporary file a crash leaves is removed
+            // by the age-based sweep of `write_atomic` instead.
+            let _ = (&self.file).write_all(b"w");
+        }
+    }
+
+    fn end_write(&mut self) {
+        if self.file.set_len(0).is_ok() {
+            self.left_behind = false;
+        }
+    }
 }
 
 impl Lock {
@@ -538,18 +564,21 @@ impl Lock {
             Err(fs::TryLockError::WouldBlock) => return Ok(None),
             Err(fs::TryLockError::Error(e)) => return Err(e),
         }
+        let held = file.metadata()?;
         // The file may have been removed (and another made) between the open and the
         // lock; a lock on a file no longer at the path locks nothing.
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let held = file.metadata()?;
             match fs::metadata(path) {
                 Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => {}
                 _ => return Ok(None),
             }
         }
-        Ok(Some(Lock { _file: file }))
+        Ok(Some(Lock {
+            file,
+            left_behind: held.len() > 0,
+        }))
     }
 }
 
@@ -750,6 +779,27 @@ mod tests {
         assert!(path.exists());
         assert!(b.remove_if_unchanged().unwrap());
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_next_save_removes_what_a_writer_killed_mid_save_left() {
+        let dir = tmp();
+        let path = dir.path().join("l.json");
+        let mut a = SharedFile::new(&path, DEFAULT_WAIT);
+        let mut s = State::default();
+        a.transact(&mut s, true, create("one")).unwrap();
+        assert_eq!(fs::metadata(&a.lock_path).unwrap().len(), 0, "no mark between saves");
+        // What a kill between the temporary file's creation and the rename leaves.
+        fs::write(&a.lock_path, b"w").unwrap();
+        let left = dir.path().join(".l.json.Ab12Cd.tmp");
+        fs::write(&left, b"{\"version\":1").unwrap();
+        let other = dir.path().join(".other.json.Ab12Cd.tmp");
+        fs::write(&other, b"x").unwrap();
+        a.transact(&mut s, true, create("two")).unwrap();
+        assert!(!left.exists(), "the dead writer's temporary file is gone");
+        assert!(other.exists(), "another list's is not touched");
+        assert_eq!(fs::metadata(&a.lock_path).unwrap().len(), 0);
+        assert_eq!(store::load(&path).unwrap().tasks.len(), 2);
     }
 
     #[test]

@@ -320,8 +320,30 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .map_err(|e| fail(reason(&e)))?;
     tmp.persist(&target).map_err(|e| fail(reason(&e.error)))?;
     sync_dir(&dir);
-    remove_stale_temporaries(&dir, &prefix);
+    if sweep_due(&dir, &prefix) {
+        remove_temporaries_in(&dir, &prefix, STALE_AFTER);
+    }
     Ok(())
+}
+
+/// Remove every temporary file a save of `path` left (`.<name>.<random>.tmp`), whatever
+/// its age: for a caller that knows no save of it is under way (it holds the file's lock,
+/// under which every save of it is made).
+pub(crate) fn remove_temporaries(path: &Path) {
+    let Ok(target) = follow_link(path) else {
+        return;
+    };
+    let Some(name) = target.file_name() else {
+        return;
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    remove_temporaries_in(&dir, &prefix, std::time::Duration::ZERO);
 }
 
 /// Random characters in a temporary file's name (`.<name>.<random>.tmp`).
@@ -361,14 +383,11 @@ fn sweep_due(dir: &Path, prefix: &std::ffi::OsStr) -> bool {
     }
 }
 
-/// Remove what killed writers left beside the target (`.<name>.<random>.tmp`, old
-/// enough that no save can still be using it), so crashes do not pile files up.
-/// Best effort: the save itself already succeeded. The directory is listed at most once
-/// per `STALE_AFTER` for each target (`sweep_due`), not at every save.
-fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
-    if !sweep_due(dir, prefix) {
-        return;
-    }
+/// Remove what killed writers left beside the target (`.<name>.<random>.tmp`, at least
+/// `min_age` old, so that no save can still be using it), so crashes do not pile files
+/// up. Best effort: the save itself already succeeded. `write_atomic` lists the directory
+/// at most once per `STALE_AFTER` for each target (`sweep_due`), not at every save.
+fn remove_temporaries_in(dir: &Path, prefix: &std::ffi::OsStr, min_age: std::time::Duration) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -389,7 +408,7 @@ fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
             .filter(|m| m.is_file())
             .and_then(|m| m.modified().ok())
             .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age > STALE_AFTER);
+            .is_some_and(|age| age >= min_age);
         if stale {
             let _ = fs::remove_file(entry.path());
         }
