@@ -190,6 +190,8 @@ class Ledger:
         print(f"  {label}: {len(self.created)} creates acknowledged, {len(self.refused)} refused "
               f"in-band; lost {lost}, renumbered {renumbered}, ids twice {twice}, undone {undone}, "
               f"claimed {claimed}; file holds {len(tasks)} tasks", flush=True)
+        for writer, params, text in self.refused[:3]:
+            print(f"    refused ({writer}, {params.get('action')}): {text}", flush=True)
         check(lost == renumbered == twice == undone == claimed == 0, f"{label}: losses")
         check(len(by_id) == len(tasks), f"{label}: an id twice in the file")
         return tasks
