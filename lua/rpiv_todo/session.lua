@@ -383,8 +383,10 @@ end
 function M.on_compaction(id, entries)
   local session = M.get(id)
   local core = H.core()
-  local branch = core.replay(entries or {})
-  if H.newer(session:state(), branch, session.list:state_json()) then
+  local branch, held = core.replay(entries or {}), session:state()
+  -- Nothing held and nothing on the branch: no replay (it would only announce an empty list).
+  local empty = #held.tasks == 0 and #branch.tasks == 0
+  if not empty and H.newer(held, branch, session.list:state_json()) then
     session:replay(entries or {})
   end
   local state = session:state()

@@ -10,8 +10,9 @@ Prints `PORT <n>` once it listens (an ephemeral port), then answers:
   Events the way OpenAI's API streams them: a role chunk, then each tool call as a chunk
   with its id and name followed by its arguments in several pieces, or the text in pieces,
   then a finish chunk, a usage chunk and `data: [DONE]`. A script entry is
-  `{"tool_calls": [["todo", "<arguments JSON>"], ...]}` or `{"text": "..."}`; once the
-  script is used up every answer is the text "Done.".
+  `{"tool_calls": [["todo", "<arguments JSON>"], ...]}` or `{"text": "..."}`, either with
+  an optional `"usage": {"prompt_tokens": n, "completion_tokens": m}` for its usage chunk
+  (default 10 and 5); once the script is used up every answer is the text "Done.".
 * `GET .../models`: `ok` answers at once, `slow` after 3 seconds, `never` holds the
   connection open until the server stops (what a dead endpoint does).
 
@@ -105,7 +106,9 @@ class Handler(BaseHTTPRequestHandler):
             for part in pieces(answer.get("text", "")):
                 chunk({"content": part})
             chunk({}, "stop")
-        chunk({}, usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+        usage = dict({"prompt_tokens": 10, "completion_tokens": 5}, **answer.get("usage", {}))
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        chunk({}, usage=usage)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
