@@ -6,13 +6,15 @@
 
 Prints `PORT <n>` once it listens (an ephemeral port), then answers:
 
-* `POST .../chat/completions`: the next answer of the script, streamed as Server-Sent
+* `POST .../chat/completions` with `"stream": true`: the next answer of the script, streamed as Server-Sent
   Events the way OpenAI's API streams them: a role chunk, then each tool call as a chunk
   with its id and name followed by its arguments in several pieces, or the text in pieces,
   then a finish chunk, a usage chunk and `data: [DONE]`. A script entry is
   `{"tool_calls": [["todo", "<arguments JSON>"], ...]}` or `{"text": "..."}`, either with
   an optional `"usage": {"prompt_tokens": n, "completion_tokens": m}` for its usage chunk
   (default 10 and 5); once the script is used up every answer is the text "Done.".
+  Without `"stream": true` (a background request) the same answer comes whole, as one
+  `chat.completion` JSON object.
 * `GET .../models`: `ok` answers at once, `slow` after 3 seconds, `never` holds the
   connection open until the server stops (what a dead endpoint does).
 
@@ -80,6 +82,24 @@ class Handler(BaseHTTPRequestHandler):
             answer = self.server.script.pop(0) if self.server.script else {"text": "Done."}
             self.server.count += 1
             n = self.server.count
+        usage = dict({"prompt_tokens": 10, "completion_tokens": 5}, **answer.get("usage", {}))
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        try:
+            streamed = json.loads(body).get("stream") is True
+        except (ValueError, AttributeError):
+            streamed = False
+        if not streamed:
+            message = {"role": "assistant", "content": answer.get("text")}
+            if "tool_calls" in answer:
+                message["tool_calls"] = [
+                    {"id": f"call_{n}_{i + 1}", "type": "function",
+                     "function": {"name": name, "arguments": arguments}}
+                    for i, (name, arguments) in enumerate(answer["tool_calls"])]
+            self.send_json({"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1700000000 + n,
+                            "model": "scripted-model", "usage": usage,
+                            "choices": [{"index": 0, "message": message,
+                                         "finish_reason": "tool_calls" if "tool_calls" in answer else "stop"}]})
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -106,8 +126,6 @@ class Handler(BaseHTTPRequestHandler):
             for part in pieces(answer.get("text", "")):
                 chunk({"content": part})
             chunk({}, "stop")
-        usage = dict({"prompt_tokens": 10, "completion_tokens": 5}, **answer.get("usage", {}))
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         chunk({}, usage=usage)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
