@@ -225,7 +225,13 @@ A.require_deps({ "plenary.nvim", "codecompanion.nvim" })
 local project, state = T.tempdir(), T.tempdir()
 local history = T.tempdir() .. "/chat.json"
 
+-- Each restart starts from the saved lists the first Neovim left (a copy).
 local function run(phase, persist)
+  local saved = state
+  if phase ~= "session" then
+    saved = T.tempdir()
+    T.sh("cp -a '" .. state .. "/.' '" .. saved .. "'")
+  end
   local out = Child.run({
     root = ROOT,
     file = "tests/agents/codecompanion_compaction_spec.lua",
@@ -235,7 +241,7 @@ local function run(phase, persist)
       RPIV_PERSIST = persist and "1" or "0",
       RPIV_HISTORY = history,
       RPIV_DEPS = A.deps(),
-      XDG_STATE_HOME = state,
+      XDG_STATE_HOME = saved,
     },
     label = phase .. (persist and " (persist)" or ""),
   }, 2)

@@ -10,9 +10,8 @@ Prints `PORT <n>` once it listens (an ephemeral port), then answers:
   Events the way OpenAI's API streams them: a role chunk, then each tool call as a chunk
   with its id and name followed by its arguments in several pieces, or the text in pieces,
   then a finish chunk, a usage chunk and `data: [DONE]`. A script entry is
-  `{"tool_calls": [["todo", "<arguments JSON>"], ...]}` or `{"text": "..."}`, either with
-  an optional `"usage": {"prompt_tokens": n, "completion_tokens": m}` for its usage chunk
-  (default 10 and 5); once the script is used up every answer is the text "Done.".
+  `{"tool_calls": [["todo", "<arguments JSON>"], ...]}` or `{"text": "..."}`; once the
+  script is used up every answer is the text "Done.".
   Without `"stream": true` (a background request) the same answer comes whole, as one
   `chat.completion` JSON object.
 * `GET .../models`: `ok` answers at once, `slow` after 3 seconds, `never` holds the
@@ -82,8 +81,7 @@ class Handler(BaseHTTPRequestHandler):
             answer = self.server.script.pop(0) if self.server.script else {"text": "Done."}
             self.server.count += 1
             n = self.server.count
-        usage = dict({"prompt_tokens": 10, "completion_tokens": 5}, **answer.get("usage", {}))
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         try:
             streamed = json.loads(body).get("stream") is True
         except (ValueError, AttributeError):
