@@ -90,10 +90,14 @@ T.test("a compacted branch without the todo results keeps the list, and the list
   T.eq(message.details.tasks[1].status, "completed", "details: #1 completed")
   T.same(message.details.tasks[2].blockedBy, { 1 }, "details: #2's blocker")
   -- Turn 2 runs on the list the session kept.
-  T.same(H.run("s", {
-    { action = "update", id = 2, status = "in_progress" },
-    { action = "create", subject = "Benchmark the parser" },
-  }), { "Updated #2 (pending → in_progress)", "Created #4: Benchmark the parser (pending)" }, "turn 2")
+  T.same(
+    H.run("s", {
+      { action = "update", id = 2, status = "in_progress" },
+      { action = "create", subject = "Benchmark the parser" },
+    }),
+    { "Updated #2 (pending → in_progress)", "Created #4: Benchmark the parser (pending)" },
+    "turn 2"
+  )
   T.eq(H.text(todo.session("s"):execute({ action = "list" })), H.LIST_AFTER, "list")
 end)
 
@@ -116,14 +120,23 @@ T.test("a branch that kept only an older todo result does not roll the list back
   T.same(todo.session("s"):state(), before, "the held list")
   T.eq(#message.details.tasks, 3, "three tasks in the message")
   -- Same tasks, only pending ⇄ in_progress differs: which is newer cannot be told; held.
-  local older = { { type = "message", message = { role = "toolResult", toolName = "todo", details = {
-    tasks = {
-      { id = 1, subject = "Write the parser", status = "completed" },
-      { id = 2, subject = "Test the parser", status = "pending", blockedBy = { 1 } },
-      { id = 3, subject = "Document the parser", status = "pending" },
+  local older = {
+    {
+      type = "message",
+      message = {
+        role = "toolResult",
+        toolName = "todo",
+        details = {
+          tasks = {
+            { id = 1, subject = "Write the parser", status = "completed" },
+            { id = 2, subject = "Test the parser", status = "pending", blockedBy = { 1 } },
+            { id = 3, subject = "Document the parser", status = "pending" },
+          },
+          nextId = 4,
+        },
+      },
     },
-    nextId = 4,
-  } } } }
+  }
   todo.on_compaction("s", older)
   T.eq(todo.session("s"):state().tasks[2].status, "in_progress", "#2 stays in progress")
 end)
@@ -138,15 +151,19 @@ T.test("a branch whose last snapshot is the same list or a newer one is replayed
   -- Another process moved on (more tasks, #2 done): provably newer, taken.
   local newer = {
     type = "message",
-    message = { role = "toolResult", toolName = "todo", details = {
-      tasks = {
-        { id = 1, subject = "Write the parser", status = "completed" },
-        { id = 2, subject = "Test the parser", status = "completed", blockedBy = { 1 } },
-        { id = 3, subject = "Document the parser", status = "pending" },
-        { id = 4, subject = "Ship it", status = "pending" },
+    message = {
+      role = "toolResult",
+      toolName = "todo",
+      details = {
+        tasks = {
+          { id = 1, subject = "Write the parser", status = "completed" },
+          { id = 2, subject = "Test the parser", status = "completed", blockedBy = { 1 } },
+          { id = 3, subject = "Document the parser", status = "pending" },
+          { id = 4, subject = "Ship it", status = "pending" },
+        },
+        nextId = 5,
       },
-      nextId = 5,
-    } },
+    },
   }
   branch[#branch + 1] = newer
   message = todo.on_compaction("s", branch)

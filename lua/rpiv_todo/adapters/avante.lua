@@ -247,7 +247,10 @@ function H.compacted_list(id)
     history[M.RECORD] = rec
   end
   local key = require("rpiv_todo.sha256")(
-    table.concat({ memory.content, tostring(memory.last_message_uuid), tostring(memory.last_summarized_timestamp) }, "\0")
+    table.concat(
+      { memory.content, tostring(memory.last_message_uuid), tostring(memory.last_summarized_timestamp) },
+      "\0"
+    )
   )
   local seen = rec.compaction
   if type(seen) ~= "table" or seen.memory ~= key or seen.session ~= id then
