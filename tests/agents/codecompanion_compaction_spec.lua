@@ -12,6 +12,10 @@
 --             written to a file, as a history extension saves them.
 --   restart   a new Neovim (persist off, then on) opens a chat with those messages; the
 --             model calls list, then creates a task.
+--   adapter   the compaction an adapter's response carries (`meta.compaction`: OpenAI's
+--             Responses API, here openai_responses against the same server): turn 2's
+--             answer is compacted and holds the calls; the request that sends their results
+--             carries the list. A restart then reopens that chat too.
 --
 --   RPIV_DEPS   folder with the pinned plugins (default ../shared/deps from the repo)
 --
@@ -76,9 +80,9 @@ function H.saved_files()
   return names
 end
 
----codecompanion with the todo tool (the README's setup) and the scripted server; rpiv_todo
----with or without persist.
-function H.setup(server, persist)
+---codecompanion with the todo tool (the README's setup) and the scripted server (its chat
+---completions, or with `responses` its Responses API); rpiv_todo with or without persist.
+function H.setup(server, persist, responses)
   local todo = require("rpiv_todo")
   todo.setup({ locale = "en" })
   vim.cmd("runtime plugin/rpiv_todo.lua")
@@ -90,6 +94,16 @@ function H.setup(server, persist)
     adapters = {
       http = {
         scripted = function()
+          if responses then
+            return require("codecompanion.adapters").extend("openai_responses", {
+              url = server.url .. "/v1/responses",
+              env = {
+                api_key = function()
+                  return "sk-test-not-a-key"
+                end,
+              },
+            })
+          end
           return require("codecompanion.adapters").extend("openai_compatible", {
             env = {
               url = function()
@@ -163,7 +177,23 @@ function H.child(phase, out)
   A.require_deps({ "plenary.nvim", "codecompanion.nvim" })
   local persist = os.getenv("RPIV_PERSIST") == "1"
   local adapter = require("rpiv_todo.adapters.codecompanion")
-  if phase == "session" then
+  if phase == "adapter" then
+    local server = A.start_server({
+      H.TURN1,
+      { text = "The parser is written." },
+      vim.tbl_extend("force", H.TURN2, { compaction = true }), -- the server compacted
+      { text = "Testing now." },
+    }, "never")
+    local cc = H.setup(server, persist, true)
+    local chat
+    out.turn1 = H.turn(server, "turn 1", 2, function()
+      chat = cc.chat({ messages = { { role = "user", content = "Plan the parser work" } }, auto_submit = true })
+    end)
+    out.turn2 = H.prompt(server, chat, "Go on", 2)
+    out.session = adapter.session_of(chat)
+    vim.fn.writefile({ vim.json.encode(H.plain(chat.messages)) }, os.getenv("RPIV_HISTORY"), "b")
+    server.stop()
+  elseif phase == "session" then
     local server = A.start_server({
       H.TURN1,
       { text = "The parser is written; the tests and the docs are next." },
@@ -192,7 +222,8 @@ function H.child(phase, out)
     vim.fn.writefile({ vim.json.encode(H.plain(chat.messages)) }, os.getenv("RPIV_HISTORY"), "b")
     server.stop()
   else
-    local server = A.start_server({ H.TURN3, { text = "Listed." } }, "never")
+    -- Call ids of its own: the chat's history holds the first server's.
+    local server = A.start_server({ H.TURN3, { text = "Listed." } }, "never", "again")
     local cc = H.setup(server, persist)
     local messages = vim.json.decode(table.concat(vim.fn.readfile(os.getenv("RPIV_HISTORY"), "b"), "\n"))
     local chat = cc.chat({ messages = messages, auto_submit = false })
@@ -223,10 +254,11 @@ local Child = dofile(ROOT .. "/tests/nvim/child.lua")
 A.require_deps({ "plenary.nvim", "codecompanion.nvim" })
 
 local project, state = T.tempdir(), T.tempdir()
-local history = T.tempdir() .. "/chat.json"
+local scratch = T.tempdir()
+local history, adapter_history = scratch .. "/chat.json", scratch .. "/adapter-chat.json"
 
 -- Each restart starts from the saved lists the first Neovim left (a copy).
-local function run(phase, persist)
+local function run(phase, persist, messages_file)
   local saved = state
   if phase ~= "session" then
     saved = T.tempdir()
@@ -239,7 +271,7 @@ local function run(phase, persist)
     vars = {
       RPIV_PHASE = phase,
       RPIV_PERSIST = persist and "1" or "0",
-      RPIV_HISTORY = history,
+      RPIV_HISTORY = messages_file or history,
       RPIV_DEPS = A.deps(),
       XDG_STATE_HOME = saved,
     },
@@ -318,8 +350,8 @@ for _, persist in ipairs({ false, true }) do
   T.test("codecompanion v19: after a restart the reopened chat finds its list, " .. label, function()
     local out = run("restart", persist)
     local results = A.tool_results(out.turn3[2])
-    T.eq(results["call_1_1"], LIST_AFTER, "list")
-    T.eq(results["call_1_2"], "Created #5: Release the parser (pending)", "the next create")
+    T.eq(results["again_1_1"], LIST_AFTER, "list")
+    T.eq(results["again_1_2"], "Created #5: Release the parser (pending)", "the next create")
     T.eq(out.session, SESSION.session, "the same session id")
     if persist then
       T.eq(vim.fn.fnamemodify(out.file, ":t"), SESSION.files[1], "the saved file of the first Neovim")
@@ -327,5 +359,54 @@ for _, persist in ipairs({ false, true }) do
     T.same(out.files, SESSION.files, "one saved list for the chat, not one per reopen")
   end)
 end
+
+-- The items of a Responses API request: the list messages' positions, the compaction
+-- item's, and the function call outputs by call id.
+local function responses_input(body)
+  local lists, compaction, outputs = {}, nil, {}
+  for i, item in ipairs(body.input or {}) do
+    if item.type == "compaction" then
+      compaction = i
+    elseif item.type == "function_call_output" then
+      outputs[item.call_id] = item.output
+    elseif type(item.content) == "string" and item.content:find(H.LIST_MARK, 1, true) then
+      lists[#lists + 1] = i
+    end
+  end
+  return lists, compaction, outputs
+end
+
+local ADAPTER = run("adapter", false, adapter_history)
+
+T.test("codecompanion v19: a compaction in the adapter's response puts the list once in the next request", function()
+  local lists, compaction = responses_input(ADAPTER.turn2[1])
+  T.eq(#lists, 0, "no list before the compaction")
+  T.eq(compaction, nil, "no compaction item yet")
+  local after = ADAPTER.turn2[2]
+  local outputs
+  lists, compaction, outputs = responses_input(after)
+  T.eq(outputs["call_3_1"], "Updated #2 (pending → in_progress)", "turn 2: update")
+  T.eq(outputs["call_3_2"], "Created #4: Benchmark the parser (pending)", "turn 2: create")
+  T.eq(#lists, 1, "the list, once")
+  T.ok(compaction ~= nil and lists[1] > compaction, "after the compaction item (the server drops what is before)")
+  T.eq(lists[1], #after.input, "after the results of the compacted answer's calls")
+  T.eq(
+    after.input[lists[1]].content,
+    "The todo list as it stands (the conversation before this point was summarized): 4 tasks"
+      .. " (1 completed, 1 in progress, 2 pending).\nOpen tasks:\n[in_progress] #2 Test the parser ⛓ #1\n"
+      .. "[pending] #3 Document the parser\n[pending] #4 Benchmark the parser\n"
+      .. "Keep using these ids with the todo tool; `list` shows every task.",
+    "the compact form"
+  )
+  T.eq(after.input[lists[1]].role, "user", "a user message")
+end)
+
+T.test("codecompanion v19: after a restart the chat compacted by the adapter finds its list", function()
+  local out = run("restart", false, adapter_history)
+  local results = A.tool_results(out.turn3[2])
+  T.eq(results["again_1_1"], LIST_AFTER, "list")
+  T.eq(results["again_1_2"], "Created #5: Release the parser (pending)", "the next create")
+  T.eq(out.session, ADAPTER.session, "the same session id")
+end)
 
 T.finish("codecompanion v19 compaction")
