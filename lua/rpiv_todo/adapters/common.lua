@@ -14,9 +14,11 @@
 -- Session ids: a chat's list must be its own. Front ends name chats with `math.random`,
 -- which Neovim never seeds, so the first chat of every editor gets the same number; the ids
 -- made here join the time, the process id and a counter instead, which no other chat of
--- this or another editor shares. Restoring: the reducer is deterministic, so running a
--- chat's completed `todo` calls again, in order, on an empty list gives back the list the
--- chat had. Plain Lua: the process id comes from `vim.loop` when there is one.
+-- this or another editor shares. An adapter keeps the id it made in the chat's own saved
+-- history, so the chat reopened after a restart finds it again (and its saved file, with
+-- persist). Restoring: the reducer is deterministic, so running a chat's completed `todo`
+-- calls again, in order, on the list its history kept last (empty when none) gives back
+-- the list the chat had. Plain Lua: the process id comes from `vim.loop` when there is one.
 
 local M = {}
 local H = {}
