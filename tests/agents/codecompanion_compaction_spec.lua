@@ -177,6 +177,7 @@ function H.child(phase, out)
   A.require_deps({ "plenary.nvim", "codecompanion.nvim" })
   local persist = os.getenv("RPIV_PERSIST") == "1"
   local adapter = require("rpiv_todo.adapters.codecompanion")
+  out.files_before = H.saved_files()
   if phase == "adapter" then
     local server = A.start_server({
       H.TURN1,
@@ -193,6 +194,17 @@ function H.child(phase, out)
     out.session = adapter.session_of(chat)
     vim.fn.writefile({ vim.json.encode(H.plain(chat.messages)) }, os.getenv("RPIV_HISTORY"), "b")
     server.stop()
+    out.files = H.saved_files()
+    -- In this editor: a copy of the open chat is another chat (a list of its own); the
+    -- chat closed and opened again from its messages is the same chat.
+    local copy = cc.chat({ messages = H.plain(chat.messages), auto_submit = false })
+    out.copy_session = adapter.session_of(copy)
+    copy:close()
+    chat:close()
+    local reopened = cc.chat({ messages = H.plain(chat.messages), auto_submit = false })
+    out.reopened_session = adapter.session_of(reopened)
+    out.reopened_list = require("rpiv_todo").session(out.reopened_session):execute({ action = "list" }).content[1].text
+    return
   elseif phase == "session" then
     local server = A.start_server({
       H.TURN1,
@@ -221,6 +233,17 @@ function H.child(phase, out)
     end
     vim.fn.writefile({ vim.json.encode(H.plain(chat.messages)) }, os.getenv("RPIV_HISTORY"), "b")
     server.stop()
+    out.files = H.saved_files()
+    -- In this editor: a copy of the open chat is another chat (a list of its own); the
+    -- chat closed and opened again from its messages is the same chat.
+    local copy = cc.chat({ messages = H.plain(chat.messages), auto_submit = false })
+    out.copy_session = adapter.session_of(copy)
+    copy:close()
+    chat:close()
+    local reopened = cc.chat({ messages = H.plain(chat.messages), auto_submit = false })
+    out.reopened_session = adapter.session_of(reopened)
+    out.reopened_list = require("rpiv_todo").session(out.reopened_session):execute({ action = "list" }).content[1].text
+    return
   else
     -- Call ids of its own: the chat's history holds the first server's.
     local server = A.start_server({ H.TURN3, { text = "Listed." } }, "never", "again")
@@ -345,6 +368,12 @@ T.test("codecompanion v19: turn 2 runs on the kept list, which stays in view as 
   T.eq(#SESSION.files, 1, "one saved list")
 end)
 
+T.test("codecompanion v19: a copy of an open chat is another list; the chat reopened is the same", function()
+  T.ok(SESSION.copy_session ~= SESSION.session, "the copy's own id")
+  T.eq(SESSION.reopened_session, SESSION.session, "closed and opened again: the same id")
+  T.eq(SESSION.reopened_list, LIST_AFTER, "and the same list")
+end)
+
 for _, persist in ipairs({ false, true }) do
   local label = persist and "with persist" or "without persist"
   T.test("codecompanion v19: after a restart the reopened chat finds its list, " .. label, function()
@@ -356,7 +385,7 @@ for _, persist in ipairs({ false, true }) do
     if persist then
       T.eq(vim.fn.fnamemodify(out.file, ":t"), SESSION.files[1], "the saved file of the first Neovim")
     end
-    T.same(out.files, SESSION.files, "one saved list for the chat, not one per reopen")
+    T.same(out.files, out.files_before, "one saved list for the chat, not one per reopen")
   end)
 end
 

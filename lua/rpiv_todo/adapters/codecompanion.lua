@@ -221,8 +221,9 @@ end
 ---messages), else an id made for it the first time it is seen. A chat's own `id` is
 ---`math.random(10000000)`, the same for the first chat of every Neovim (Neovim does not
 ---seed math.random), so it cannot name a list. A reopened chat gets its list back from its
----last list message and the `todo` calls after it. Two live chats never share an id: a
----copy of a chat that is open already gets an id of its own.
+---last list message and the `todo` calls after it. Two open chats never share an id: a
+---copy of a chat that is open already gets an id of its own (a chat whose buffer is gone
+---is not open: reopened in the same editor, the chat keeps its id).
 ---@param chat table
 ---@return string
 function M.session_of(chat)
@@ -231,13 +232,25 @@ function M.session_of(chat)
     local common = require("rpiv_todo.adapters.common")
     local kept, snapshot, at = M.history_key(chat.messages)
     id = kept
-    if id == nil or (H.holders[id] ~= nil and H.holders[id] ~= chat) then
+    local holder = id ~= nil and H.holders[id] or nil
+    if id == nil or (holder ~= nil and holder ~= chat and H.open(holder)) then
       id = common.unique_id("codecompanion")
     end
     H.keys[chat], H.holders[id] = id, chat
     common.restore(id, M.completed_calls(chat.messages, at), snapshot)
   end
   return id
+end
+
+---Is this chat still open: its buffer valid (any chat outside Neovim, or without a buffer)?
+---@param chat table
+---@return boolean
+function H.open(chat)
+  local vim_ = rawget(_G, "vim")
+  if type(chat.bufnr) ~= "number" or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
+    return true
+  end
+  return vim_.api.nvim_buf_is_valid(chat.bufnr)
 end
 
 ---The arguments of the completed `todo` calls in a chat's messages, oldest first: calls
