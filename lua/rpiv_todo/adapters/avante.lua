@@ -394,7 +394,11 @@ function M.reminder(opts)
   if id == nil or not sessions.exists(id) then
     return nil
   end
-  local list, shown = H.compacted_list(id)
+  -- This runs inside avante's request building: nothing here may raise into it.
+  local ok, list, shown = pcall(H.compacted_list, id)
+  if not ok then
+    list, shown = nil, nil
+  end
   local reminder = require("rpiv_todo").reminder(id)
   if list == nil then
     return reminder
