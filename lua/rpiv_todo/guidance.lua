@@ -15,7 +15,8 @@ local H = {}
 ---@type rpiv_todo.Guidance
 M.defaults = {
   prompt_snippet = "todo: plan multi-step work as a task list you update as you go"
-    .. " (statuses, dependencies); it survives compaction and reloads",
+    .. " (statuses, dependencies); the tool keeps the list when the conversation is"
+    .. " summarized, so call list rather than recreate tasks",
   prompt_guidelines = {
     "Open a todo list when the work needs three or more distinct steps, or when the user"
       .. " hands you several things at once. For a single quick edit or a plain question, skip"

@@ -371,16 +371,14 @@ local function hmsg(uuid, role, content)
   return { uuid = uuid, timestamp = "2026-12-03 05:00:00", message = { role = role, content = content } }
 end
 
-T.test("avante: with a sidebar, the list is named after the chat's history file and first message", function()
+T.test("avante: with a sidebar, the list's id is made for the chat and kept in its history", function()
   local avante = require("avante")
   local tab = vim.api.nvim_get_current_tabpage()
   local saved = avante.sidebars[tab]
   local bufnr = vim.api.nvim_get_current_buf()
   -- What the sidebar of a tab holds about its chat (avante.get() reads it).
-  avante.sidebars[tab] = {
-    chat_history = { filename = "7.json", messages = { hmsg("u-7", "user", "Plan chat 7") } },
-    code = { bufnr = bufnr },
-  }
+  local history = { filename = "7.json", messages = { hmsg("u-7", "user", "Plan chat 7") } }
+  avante.sidebars[tab] = { chat_history = history, code = { bufnr = bufnr } }
   local called
   local stop = todo.listen(function(event, id)
     if event == "executed" then
@@ -393,8 +391,10 @@ T.test("avante: with a sidebar, the list is named after the chat's history file 
   stop()
   avante.sidebars[tab] = saved
   T.eq(result, "Created #1: In chat 7 (pending)", "result")
-  local path = tostring(require("avante.path").history.get_filepath(bufnr, "7.json"))
-  T.eq(called, "avante:" .. path .. "#2026-12-03 05:00:00/u-7", "named after the history file and first message")
+  T.ok(type(called) == "string" and called:find("^avante:%d+%-") ~= nil, "an id of its own: " .. tostring(called))
+  T.eq(history.rpiv_todo.session, called, "kept in the chat's history (avante saves it with the file)")
+  T.eq(history.rpiv_todo.nextId, 2, "with the list")
+  T.eq(history.rpiv_todo.tasks[1].subject, "In chat 7", "with the list's tasks")
   T.contains(again, "#1 In chat 7", "the same list across requests (new session_ctx each prompt)")
 end)
 

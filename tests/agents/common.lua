@@ -130,10 +130,12 @@ end
 ---list ("ok", "slow", "never"). Returns { url, port, requests(), stop() }: `requests()`
 ---reads what the server has received so far ({ method, path, body } each, in order). The
 ---server stops with stop(), when Neovim exits, or after 120 seconds on its own.
+---`call_prefix` starts its tool call ids (default "call": `call_<request>_<call>`).
 ---@param script table[]
 ---@param models? string
+---@param call_prefix? string
 ---@return table server
-function M.start_server(script, models)
+function M.start_server(script, models, call_prefix)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, "p")
   local script_path, log_path = dir .. "/script.json", dir .. "/requests.jsonl"
@@ -150,6 +152,8 @@ function M.start_server(script, models)
     models or "ok",
     "--lifetime",
     "120",
+    "--call-prefix",
+    call_prefix or "call",
   }, {
     on_stdout = function(_, lines)
       for _, line in ipairs(lines) do

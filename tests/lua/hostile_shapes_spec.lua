@@ -454,7 +454,8 @@ T.test("replay keeps the list of an entry whose echoed arguments are nested too 
     .. deep
     .. '},"error":"Error: too deep",'
     .. '"tasks":[{"id":1,"subject":"kept","status":"pending"}],"nextId":2}}}]'
-  local state = session.on_compaction("deep", text)
+  session.on_compaction("deep", text)
+  local state = session.get("deep"):state()
   T.eq(#state.tasks, 1, "one task")
   T.eq(state.tasks[1].subject, "kept", "from text")
   local params = H.nested(300)
@@ -468,7 +469,8 @@ T.test("replay keeps the list of an entry whose echoed arguments are nested too 
       },
     },
   }
-  state = session.on_compaction("deep", entries)
+  session.on_compaction("deep-tables", entries)
+  state = session.get("deep-tables"):state()
   T.eq(state.tasks[1].subject, "task 1", "from tables")
   T.eq(state.nextId, 2, "nextId")
 end)

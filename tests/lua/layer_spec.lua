@@ -155,7 +155,10 @@ T.test("the default guidance teaches every listed topic", function()
   local spec = todo.tool()
   T.eq(#spec.prompt_guidelines, 8, "guideline count")
   T.ok(spec.prompt_snippet:find("multi-step work", 1, true), "snippet: when to use the tool")
-  T.ok(spec.prompt_snippet:find("survives compaction", 1, true), "snippet: the list survives compaction")
+  T.ok(
+    spec.prompt_snippet:find("keeps the list when the conversation is summarized", 1, true),
+    "snippet: the list is kept through compaction"
+  )
   local distinct = {}
   for n, guideline in ipairs(spec.prompt_guidelines) do
     T.ok(#guideline:match("^%s*(.-)%s*$") > 40, "guideline " .. n .. " is a sentence or more")

@@ -20,16 +20,24 @@
 -- the key is simply absent and nothing is deleted: a limit of avante (its
 -- libs/jsonparser.lua), not something this adapter can see or repair.
 --
--- Sessions: each avante chat has its own list, named after the chat's history file and the
--- time of its first message (`avante:<path>#<when>`: avante reuses file names); a chat
--- reopened after a restart gets its list back from the `todo` calls in its history.
--- avante's `session_ctx` lives for one request only (the sidebar makes a new one for every
--- prompt), so it names the list only when no sidebar is there (avante.llm driven
--- directly). A new prompt (`User AvanteInputSubmitted`) starts a new turn for the panel,
--- which shows the list of the chat whose sidebar holds the cursor. End of turn: avante has
--- no hook a tool can use; `M.reminder()` gives the current chat's reminder for avante's
--- `system_prompt` function (see there). Plain Lua apart from those lookups, which are
--- guarded.
+-- Sessions: each avante chat has its own list, `avante:<time>-<pid>-<n>`, made for it the
+-- first time it is seen with messages and kept in the chat's history, which avante saves
+-- to its history file: `rpiv_todo = { session, tasks, nextId }` beside its own fields, the
+-- list updated after every call. A chat reopened after a restart finds its id there (and,
+-- with `persist`, its file) and its list, whatever avante did to its messages (its message
+-- uuids come from an unseeded math.random, so a restarted editor makes the same ones again
+-- and overwrites old messages with new ones); a chat saved before that record existed gets
+-- its list back from the `todo` calls in its history. A cleared chat (no messages left)
+-- starts a new list. avante's `session_ctx` lives for one request only (the sidebar makes
+-- a new one for every prompt), so it names the list only when no sidebar is there
+-- (avante.llm driven directly). A new prompt (`User AvanteInputSubmitted`) starts a new
+-- turn for the panel, which shows the list of the chat whose sidebar holds the cursor.
+-- End of turn and compaction: avante has no hook a tool can use, and no message can be
+-- added to its requests; `M.reminder()` gives what its `system_prompt` function should
+-- append: after avante summarized the chat into its memory, the list in compact form as it
+-- was then (rendered once, kept in the record, so every later request carries the same
+-- text), and the end-of-turn reminder once the list has changed since (see there). Plain
+-- Lua apart from those lookups, which are guarded.
 
 local M = {}
 local H = {}
@@ -140,22 +148,31 @@ function H.sidebar()
   return got and type(sidebar) == "table" and sidebar or nil
 end
 
----When the chat began: the timestamp and uuid of its first message ("" for an empty chat).
----A history file's name is reused (avante names a new chat after the number of files), and
----a cleared chat keeps its file, so the name alone does not tell two chats apart.
+-- The field of avante's chat history that holds this adapter's record.
+M.RECORD = "rpiv_todo"
+
+---The record a chat history holds (a table), after dropping that of a cleared chat:
+---avante's clear empties the messages and keeps every other field.
 ---@param history table
----@return string
-function H.chat_start(history)
-  local first = type(history.messages) == "table" and history.messages[1] or nil
-  if type(first) ~= "table" then
-    return ""
+---@return table|nil
+function H.record(history)
+  local rec = history[M.RECORD]
+  if type(rec) ~= "table" then
+    return nil
   end
-  return tostring(first.timestamp or "") .. "/" .. tostring(first.uuid or "")
+  if type(history.messages) ~= "table" or #history.messages == 0 then
+    history[M.RECORD] = nil
+    return nil
+  end
+  return rec
 end
 
----The chat of an avante sidebar (the current tab's by default): `avante:<history file>#<when
----it began>` (`avante:<history file>` while it has no message). The first time this editor sees a chat with `todo` calls in its history and no
----list of its own (a chat reopened after a restart), its list is rebuilt from those calls.
+---The chat of an avante sidebar (the current tab's by default): the id its history keeps,
+---else one made for it now and kept there (`avante:<history file>` while it has no
+---message: nothing has been asked in it). The first time this editor sees a chat, its
+---list is rebuilt: from the record's list, else (a chat saved before the record existed)
+---from the `todo` calls in its history, unless the session holds a list already (one
+---restored from disk, or calls already made in this editor).
 ---@param sidebar? table
 ---@return string|nil
 function H.sidebar_session(sidebar)
@@ -164,22 +181,92 @@ function H.sidebar_session(sidebar)
   if type(history) ~= "table" or type(history.filename) ~= "string" then
     return nil
   end
-  local bufnr = type(sidebar.code) == "table" and sidebar.code.bufnr or nil
-  local found, path = pcall(function()
-    return tostring(require("avante.path").history.get_filepath(bufnr, history.filename))
-  end)
-  local id = "avante:" .. (found and path or history.filename)
-  local start = H.chat_start(history)
-  if start ~= "" then
-    id = id .. "#" .. start
+  local rec = H.record(history)
+  local id = rec ~= nil and type(rec.session) == "string" and rec.session ~= "" and rec.session or nil
+  if id == nil then
+    if type(history.messages) ~= "table" or #history.messages == 0 then
+      local bufnr = type(sidebar.code) == "table" and sidebar.code.bufnr or nil
+      local found, path = pcall(function()
+        return tostring(require("avante.path").history.get_filepath(bufnr, history.filename))
+      end)
+      return "avante:" .. (found and path or history.filename)
+    end
+    id = require("rpiv_todo.adapters.common").unique_id("avante")
+    rec = rec or {}
+    rec.session = id
+    history[M.RECORD] = rec
   end
   if not H.seen[id] then
     H.seen[id] = true
-    require("rpiv_todo.adapters.common").restore(id, M.completed_calls(history.messages))
+    local common = require("rpiv_todo.adapters.common")
+    if type(rec.tasks) == "table" then
+      common.restore(id, {}, { tasks = rec.tasks, nextId = rec.nextId })
+    else
+      common.restore(id, M.completed_calls(history.messages))
+    end
   end
   return id
 end
 H.seen = {}
+
+---After a call in session `id`: the current sidebar's record, when that chat is `id`'s,
+---gets the list (avante saves it with the history as the call's result goes in).
+---@param id string|nil
+function H.keep_list(id)
+  local sidebar = H.sidebar()
+  local history = type(sidebar) == "table" and sidebar.chat_history or nil
+  local rec = type(history) == "table" and H.record(history) or nil
+  if id == nil or rec == nil or rec.session ~= id then
+    return
+  end
+  local state = require("rpiv_todo.session").get(id):state()
+  rec.tasks, rec.nextId = state.tasks, state.nextId
+end
+
+---The list in compact form that the current chat's memory summary calls for, or nil (no
+---summary, or no task in session `id`). The first time a summary
+---is seen (avante summarized the chat: `/compact`, or its context window filling up)
+---`todo.on_compaction(id)` renders it, and the record keeps that text and the list it
+---shows until the next summary.
+---@param id string
+---@return string|nil text
+---@return string|nil shown the list the text shows, as JSON text
+function H.compacted_list(id)
+  local sidebar = H.sidebar()
+  local history = type(sidebar) == "table" and sidebar.chat_history or nil
+  local memory = type(history) == "table" and history.memory or nil
+  if type(memory) ~= "table" or type(memory.content) ~= "string" or memory.content == "" then
+    return nil
+  end
+  local rec = H.record(history)
+  if rec == nil then
+    if type(history.messages) ~= "table" or #history.messages == 0 then
+      return nil
+    end
+    rec = {}
+    history[M.RECORD] = rec
+  end
+  local key = require("rpiv_todo.sha256")(
+    table.concat(
+      { memory.content, tostring(memory.last_message_uuid), tostring(memory.last_summarized_timestamp) },
+      "\0"
+    )
+  )
+  local seen = rec.compaction
+  if type(seen) ~= "table" or seen.memory ~= key or seen.session ~= id then
+    local message = require("rpiv_todo").on_compaction(id)
+    seen = { memory = key, session = id }
+    if message ~= nil then
+      seen.text = message.content[1].text
+      seen.list = require("rpiv_todo.session").get(id).list:state_json()
+    end
+    rec.compaction = seen
+  end
+  if type(seen.text) ~= "string" then
+    return nil
+  end
+  return seen.text, type(seen.list) == "string" and seen.list or nil
+end
 
 ---The list of an avante sidebar's chat, as calls from that sidebar name it (nil when the
 ---sidebar has no history yet). mcphub's adapter uses it for calls avante makes through
@@ -290,10 +377,14 @@ function H.session(option, avante_opts)
   return id
 end
 
----The reminder for the current avante chat (see `todo.reminder`): text naming its tasks
----left in_progress, or nil. avante has no end-of-turn hook for tools; its `system_prompt`
----option may be a function, called for every request, which can return this:
----`system_prompt = function() return require("rpiv_todo.adapters.avante").reminder() or "" end`.
+---What the current avante chat's requests should carry in the system prompt, or nil.
+---avante has no end-of-turn hook for tools and no way to add a message to a request; its
+---`system_prompt` option may be a function, called for every request, which can return
+---this: `system_prompt = function() return require("rpiv_todo.adapters.avante").reminder()
+---or "" end`. After avante summarized the chat into its memory: the list in compact form
+---(`todo.on_compaction`), rendered when the summary was first seen and the same text in
+---every later request; then, once the list has changed since, the end-of-turn reminder
+---too (`todo.reminder`: its tasks left in_progress). Without a summary: the reminder.
 ---@param opts? rpiv_todo.AvanteOptions the options given to `tool()` (for a `session` option)
 ---@return string|nil
 function M.reminder(opts)
@@ -303,7 +394,19 @@ function M.reminder(opts)
   if id == nil or not sessions.exists(id) then
     return nil
   end
-  return require("rpiv_todo").reminder(id)
+  -- This runs inside avante's request building: nothing here may raise into it.
+  local ok, list, shown = pcall(H.compacted_list, id)
+  if not ok then
+    list, shown = nil, nil
+  end
+  local reminder = require("rpiv_todo").reminder(id)
+  if list == nil then
+    return reminder
+  end
+  if reminder == nil or require("rpiv_todo.adapters.common").unchanged(id, shown) then
+    return list
+  end
+  return list .. "\n\n" .. reminder
 end
 
 ---The avante custom tool. The spec is built now, from the current rpiv_todo.setup().
@@ -332,7 +435,9 @@ function M.tool(opts)
     ---@return string|nil result
     ---@return string|nil error
     func = function(input, avante_opts)
-      local result = spec.execute(input, { session = H.session(session, avante_opts) })
+      local id = H.session(session, avante_opts)
+      local result = spec.execute(input, { session = id })
+      pcall(H.keep_list, id)
       local text, failed = require("rpiv_todo.adapters.common").outcome(result)
       if failed then
         -- avante writes its own "Error: " before it.

@@ -21,8 +21,16 @@
 --
 -- Sessions: each chat has its own list (`codecompanion:<time>-<pid>-<n>`, made for it when
 -- first seen: codecompanion's own chat id comes from an unseeded math.random) unless
--- `session` says otherwise; a chat opened with old messages gets its list back from the
--- `todo` calls they hold. Strict mode: codecompanion's openai_responses adapter (and
+-- `session` says otherwise. The id is kept in the chat's own messages (`_meta.rpiv_todo`
+-- of each todo result and of the list message below), so a chat reopened from its saved
+-- messages, in this editor or after a restart, gets the same id (and, with `persist`, the
+-- same file), and its list back from the last list message and the `todo` calls after it.
+-- Compaction: codecompanion fires `User CodeCompanionChatCompacting` when it summarizes a
+-- chat (`/compact`, its context management) and when the adapter's response carries a
+-- compaction (`meta.compaction`: Anthropic, OpenAI responses). The next request the chat
+-- sends gets the list in compact form (`todo.on_compaction`) as a hidden user message
+-- tagged `rpiv_todo_list`, after the summary; it stays in the chat as it is, carrying the
+-- whole list in `_meta.rpiv_todo` for a restore. Strict mode: codecompanion's openai_responses adapter (and
 -- Copilot's responses endpoint) rewrites every tool schema into OpenAI's strict form in
 -- place, which a free-form metadata object cannot pass; with `strict = "auto"` (the
 -- default) the chat's schema is switched to rpiv_todo's own strict form whenever the
@@ -33,7 +41,8 @@
 -- away (the tool results going back to the model continue the same turn). End of turn: when
 -- a turn ends with tasks left in_progress, `todo.reminder()` is added to the chat as a
 -- hidden user message, so the model reads it with the next request; a chat holds one at
--- most. The panel shows the list of the chat in the current window. All that listens to
+-- most, none while the list is still the one a compaction put in view, and the request
+-- that carries the list after a compaction carries no reminder. The panel shows the list of the chat in the current window. All that listens to
 -- codecompanion's User events, so it runs only inside Neovim; the rest is plain Lua.
 
 local M = {}
@@ -67,6 +76,8 @@ M.STRICT_ADAPTERS = { openai_responses = true }
 
 -- The tag of the hidden reminder messages in a chat.
 M.REMINDER_TAG = "rpiv_todo_reminder"
+-- The tag of the hidden message that puts the list back in view after a compaction.
+M.LIST_TAG = "rpiv_todo_list"
 
 -- The schemas this module handed out, with the options they were made with (weak keys:
 -- a schema is forgotten with its chat).
@@ -164,33 +175,95 @@ function H.session_id(option, tools, chat)
   return nil
 end
 
--- The session id of each chat this editor has seen (weak keys: forgotten with the chat).
+-- The session id of each chat this editor has seen (weak keys: forgotten with the chat),
+-- and the live chat that holds each id (weak values).
 H.keys = setmetatable({}, { __mode = "k" })
+H.holders = setmetatable({}, { __mode = "v" })
 
----The default session of a chat: an id made for it the first time it is seen. A chat's own
----`id` is `math.random(10000000)`, the same for the first chat of every Neovim (Neovim does
----not seed math.random), so it cannot name a list. A chat opened with old messages (a
----restored chat) gets its list back from the `todo` calls those messages hold.
+---The `_meta.rpiv_todo` record of a message, or nil.
+---@param m any
+---@return table|nil
+function H.record(m)
+  local meta = type(m) == "table" and type(m._meta) == "table" and m._meta or nil
+  return meta ~= nil and type(meta.rpiv_todo) == "table" and meta.rpiv_todo or nil
+end
+
+---What a chat's messages say about its list: the session id they carry (the newest
+---`_meta.rpiv_todo.session`), the list of the newest list message (`{ tasks, nextId }`)
+---and that message's position (0 when there is none).
+---@param messages any
+---@return string|nil id
+---@return table|nil snapshot
+---@return integer at
+function M.history_key(messages)
+  local id, snapshot, at = nil, nil, 0
+  if type(messages) ~= "table" then
+    return nil, nil, 0
+  end
+  for i = #messages, 1, -1 do
+    local rec = H.record(messages[i])
+    if rec ~= nil then
+      if id == nil and type(rec.session) == "string" and rec.session ~= "" then
+        id = rec.session
+      end
+      if snapshot == nil and messages[i]._meta.tag == M.LIST_TAG and type(rec.tasks) == "table" then
+        snapshot, at = { tasks = rec.tasks, nextId = rec.nextId }, i
+      end
+      if id ~= nil and snapshot ~= nil then
+        break
+      end
+    end
+  end
+  return id, snapshot, at
+end
+
+---The default session of a chat: the id its messages carry (a chat reopened from its saved
+---messages), else an id made for it the first time it is seen. A chat's own `id` is
+---`math.random(10000000)`, the same for the first chat of every Neovim (Neovim does not
+---seed math.random), so it cannot name a list. A reopened chat gets its list back from its
+---last list message and the `todo` calls after it. Two open chats never share an id: a
+---copy of a chat that is open already gets an id of its own (a chat whose buffer is gone
+---is not open: reopened in the same editor, the chat keeps its id).
 ---@param chat table
 ---@return string
 function M.session_of(chat)
   local id = H.keys[chat]
   if id == nil then
-    id = require("rpiv_todo.adapters.common").unique_id("codecompanion")
-    H.keys[chat] = id
-    require("rpiv_todo.adapters.common").restore(id, M.completed_calls(chat.messages))
+    local common = require("rpiv_todo.adapters.common")
+    local kept, snapshot, at = M.history_key(chat.messages)
+    id = kept
+    local holder = id ~= nil and H.holders[id] or nil
+    if id == nil or (holder ~= nil and holder ~= chat and H.open(holder)) then
+      id = common.unique_id("codecompanion")
+    end
+    H.keys[chat], H.holders[id] = id, chat
+    common.restore(id, M.completed_calls(chat.messages, at), snapshot)
   end
   return id
 end
 
+---Is this chat still open: its buffer valid (any chat outside Neovim, or without a buffer)?
+---@param chat table
+---@return boolean
+function H.open(chat)
+  local vim_ = rawget(_G, "vim")
+  if type(chat.bufnr) ~= "number" or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
+    return true
+  end
+  return vim_.api.nvim_buf_is_valid(chat.bufnr)
+end
+
 ---The arguments of the completed `todo` calls in a chat's messages, oldest first: calls
----(`tools.calls` of the model's messages) whose result message (`tools.call_id`) is there.
+---(`tools.calls` of the model's messages after position {after}, default 0) whose result
+---message (`tools.call_id`) is there.
 ---@param messages any
+---@param after? integer
 ---@return table[]
-function M.completed_calls(messages)
+function M.completed_calls(messages, after)
   if type(messages) ~= "table" then
     return {}
   end
+  after = after or 0
   local answered = {}
   for _, m in ipairs(messages) do
     local call_id = type(m) == "table" and type(m.tools) == "table" and m.tools.call_id or nil
@@ -199,7 +272,8 @@ function M.completed_calls(messages)
     end
   end
   local calls = {}
-  for _, m in ipairs(messages) do
+  for i = after + 1, #messages do
+    local m = messages[i]
     local list = type(m) == "table" and type(m.tools) == "table" and m.tools.calls or nil
     for _, call in ipairs(type(list) == "table" and list or {}) do
       local fn = type(call) == "table" and call["function"] or nil
@@ -269,9 +343,23 @@ end
 ---@param self table the tool
 ---@param chat table|nil
 ---@param text string
-function H.add_output(self, chat, text)
-  if chat ~= nil and type(chat.add_tool_output) == "function" then
-    chat:add_tool_output(self, text)
+---@param stamp boolean keep the chat's session id in the result message
+function H.add_output(self, chat, text, stamp)
+  if chat == nil or type(chat.add_tool_output) ~= "function" then
+    return
+  end
+  chat:add_tool_output(self, text)
+  local call = type(self) == "table" and type(self.function_call) == "table" and self.function_call.id or nil
+  if not stamp or call == nil or type(chat.messages) ~= "table" then
+    return
+  end
+  for i = #chat.messages, 1, -1 do
+    local m = chat.messages[i]
+    if type(m) == "table" and type(m.tools) == "table" and m.tools.call_id == call then
+      m._meta = type(m._meta) == "table" and m._meta or {}
+      m._meta.rpiv_todo = { session = M.session_of(chat) }
+      return
+    end
   end
 end
 
@@ -320,20 +408,99 @@ function H.refresh(chat)
   end
 end
 
----Remove the chat's reminder messages.
----@param chat table
-function H.drop_reminders(chat)
-  if type(chat.messages) ~= "table" then
-    return
+---Is `m` a message this adapter added (`tag`: one tag; nil: the reminder or the list)?
+---@param m any
+---@param tag? string
+---@return boolean
+function H.ours(m, tag)
+  local t = type(m) == "table" and type(m._meta) == "table" and m._meta.tag or nil
+  if tag ~= nil then
+    return t == tag
   end
+  return t == M.REMINDER_TAG or t == M.LIST_TAG
+end
+
+---`messages` without the reminder messages (the same table when it holds none).
+---@param messages table
+---@return table
+function H.without_reminders(messages)
   local kept = {}
-  for _, m in ipairs(chat.messages) do
-    if not (type(m) == "table" and type(m._meta) == "table" and m._meta.tag == M.REMINDER_TAG) then
+  for _, m in ipairs(messages) do
+    if not H.ours(m, M.REMINDER_TAG) then
       kept[#kept + 1] = m
     end
   end
-  if #kept ~= #chat.messages then
-    chat.messages = kept
+  return #kept ~= #messages and kept or messages
+end
+
+---Remove the chat's reminder messages.
+---@param chat table
+function H.drop_reminders(chat)
+  if type(chat.messages) == "table" then
+    chat.messages = H.without_reminders(chat.messages)
+  end
+end
+
+---The list of the chat's newest list message (`{ tasks, nextId }`), or nil.
+---@param chat table
+---@return table|nil
+function H.shown_list(chat)
+  local _, snapshot = M.history_key(chat.messages)
+  return snapshot
+end
+
+-- Chats compacted since their last request (weak keys).
+H.compacted = setmetatable({}, { __mode = "k" })
+
+---A request of a compacted chat is about to go: the list in compact form goes into the
+---chat as a hidden user message (kept there as it is) and at the end of this request's
+---`payload`, and no reminder goes with it. A compaction codecompanion runs itself applies
+---its summary before this request; one the adapter's response carried is followed by it.
+---@param chat table
+---@param payload any the request's `{ messages, ... }` (built already: changed in place)
+function H.after_compaction(chat, payload)
+  if not H.compacted[chat] or chat._compacting then
+    return
+  end
+  H.compacted[chat] = nil
+  local _, opts = next(H.registered(chat))
+  if opts == nil then
+    return
+  end
+  local sessions = require("rpiv_todo.session")
+  local id = H.session_id(opts.session, chat.tools, chat) or sessions.DEFAULT_ID
+  if not sessions.exists(id) then
+    return
+  end
+  H.drop_reminders(chat)
+  local sent = type(payload) == "table" and type(payload.messages) == "table" and payload.messages or nil
+  if sent ~= nil then
+    payload.messages = H.without_reminders(sent)
+    sent = payload.messages
+  end
+  local message = require("rpiv_todo").on_compaction(id)
+  if message == nil or type(chat.add_message) ~= "function" then
+    return
+  end
+  local record = { tasks = message.details.tasks, nextId = message.details.nextId }
+  if opts.session == nil then
+    record.session = id
+  end
+  chat:add_message(
+    { role = "user", content = message.content[1].text },
+    { visible = false, _meta = { tag = M.LIST_TAG, rpiv_todo = record } }
+  )
+  local added = chat.messages[#chat.messages]
+  if sent ~= nil and H.ours(added, M.LIST_TAG) then
+    -- The payload holds shallow copies with the adapter's role names.
+    local copy = {}
+    for k, v in pairs(added) do
+      copy[k] = v
+    end
+    local ok, mapped = pcall(function()
+      return chat.adapter:map_roles({ copy })
+    end)
+    sent[#sent + 1] = ok and type(mapped) == "table" and mapped[1] or copy
   end
 end
 
@@ -347,7 +514,9 @@ function H.remind(chat)
       H.drop_reminders(chat)
       local id = H.session_id(opts.session, chat.tools, chat)
       local sessions = require("rpiv_todo.session")
-      if sessions.exists(id or sessions.DEFAULT_ID) then
+      id = id or sessions.DEFAULT_ID
+      local common = require("rpiv_todo.adapters.common")
+      if sessions.exists(id) and not common.unchanged(id, H.shown_list(chat)) then
         local text = require("rpiv_todo").reminder(id)
         if text ~= nil and type(chat.add_message) == "function" then
           chat:add_message({ role = "user", content = text }, { visible = false, _meta = { tag = M.REMINDER_TAG } })
@@ -359,12 +528,21 @@ function H.remind(chat)
 end
 
 ---Was the request just submitted a new prompt, not the tool results going back to the
----model? Its last message is then the user's (a tool result carries `tools.call_id`,
----whatever its role: Anthropic's are user messages).
+---model? Its last message (this adapter's own hidden messages aside) is then the user's
+---(a tool result carries `tools.call_id`, whatever its role: Anthropic's are user
+---messages).
 ---@param messages any
 ---@return boolean
 function M.is_new_prompt(messages)
-  local last = type(messages) == "table" and messages[#messages] or nil
+  local last = nil
+  if type(messages) == "table" then
+    for i = #messages, 1, -1 do
+      if not H.ours(messages[i]) then
+        last = messages[i]
+        break
+      end
+    end
+  end
   if type(last) ~= "table" or last.role ~= "user" then
     return false
   end
@@ -398,16 +576,17 @@ function H.watch(chat)
     return
   end
   H.watched[chat] = true
-  chat:add_callback("on_submitted", function(c)
+  chat:add_callback("on_submitted", function(c, data)
     pcall(H.refresh, c) -- codecompanion calls back with (chat, data)
+    pcall(H.after_compaction, c, type(data) == "table" and data.payload or nil)
   end)
 end
 H.watched = setmetatable({}, { __mode = "k" })
 
 ---Listen to codecompanion's events, once: a tool added to a chat or a change of adapter or
 ---model sets the schema's form (again just before each request is built); a request
----starting marks a new turn for the panel (completed tasks fall away); the end of a turn
----adds the reminder. The panel shows the list of the chat in the current window. Inside
+---starting marks a new turn for the panel (completed tasks fall away); a compaction puts
+---the list in the next request; the end of a turn adds the reminder. The panel shows the list of the chat in the current window. Inside
 ---Neovim only.
 function H.listen()
   local vim_ = rawget(_G, "vim")
@@ -440,6 +619,17 @@ function H.listen()
       if opts ~= nil and M.is_new_prompt(chat.messages) then
         local id = H.session_id(opts.session, chat.tools, chat)
         require("rpiv_todo.nvim").turn_started(id or require("rpiv_todo.session").DEFAULT_ID)
+      end
+    end,
+  })
+  api.nvim_create_autocmd("User", {
+    group = group,
+    pattern = "CodeCompanionChatCompacting",
+    callback = function(ev)
+      local chat = chat_of(ev)
+      if chat and next(H.registered(chat)) ~= nil then
+        H.compacted[chat] = true
+        H.watch(chat)
       end
     end,
   })
@@ -498,11 +688,11 @@ function M.tool(opts)
     output = {
       success = function(self, a, b, c)
         local chat, text = H.output_args(a, b, c)
-        H.add_output(self, chat, text)
+        H.add_output(self, chat, text, opts.session == nil)
       end,
       error = function(self, a, b, c)
         local chat, text = H.output_args(a, b, c)
-        H.add_output(self, chat, text)
+        H.add_output(self, chat, text, opts.session == nil)
       end,
     },
   }

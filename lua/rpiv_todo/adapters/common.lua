@@ -2,7 +2,7 @@
 --
 --   local common = require("rpiv_todo.adapters.common")
 --   local id = common.unique_id("codecompanion")     -- "codecompanion:1764739140-4242-1"
---   common.restore(id, calls)                          -- a restored chat gets its list back
+--   common.restore(id, calls, base)                    -- a restored chat gets its list back
 --   local text, failed = common.outcome(result)       -- a result as the chat reads it
 --   common.register_chat("codecompanion", lookup)     -- its chat buffers' sessions, for the panel
 --   common.chat_filetypes()                            -- every adapter's chat windows
@@ -14,9 +14,11 @@
 -- Session ids: a chat's list must be its own. Front ends name chats with `math.random`,
 -- which Neovim never seeds, so the first chat of every editor gets the same number; the ids
 -- made here join the time, the process id and a counter instead, which no other chat of
--- this or another editor shares. Restoring: the reducer is deterministic, so running a
--- chat's completed `todo` calls again, in order, on an empty list gives back the list the
--- chat had. Plain Lua: the process id comes from `vim.loop` when there is one.
+-- this or another editor shares. An adapter keeps the id it made in the chat's own saved
+-- history, so the chat reopened after a restart finds it again (and its saved file, with
+-- persist). Restoring: the reducer is deterministic, so running a chat's completed `todo`
+-- calls again, in order, on the list its history kept last (empty when none) gives back
+-- the list the chat had. Plain Lua: the process id comes from `vim.loop` when there is one.
 
 local M = {}
 local H = {}
@@ -46,15 +48,29 @@ function M.unique_id(prefix)
   return string.format("%s:%d-%s-%d", prefix, os.time(), H.process_id, H.count)
 end
 
----Rebuild a chat's list from its completed calls, unless the session already holds a list
----(one restored from disk, or calls already made in this editor).
+---A todo tool result entry as replay reads one, holding `state`.
+---@param state { tasks: any, nextId: any }
+---@return table entry
+function M.snapshot_entry(state)
+  return {
+    type = "message",
+    message = { role = "toolResult", toolName = "todo", details = { tasks = state.tasks, nextId = state.nextId } },
+  }
+end
+
+---Rebuild a chat's list from a snapshot its history kept (the list as a compaction left
+---it) and the completed calls after it, unless the session already holds a list (one
+---restored from disk, or calls already made in this editor). The snapshot is read as
+---replay reads a todo result: one that breaks the list's rules counts as an empty list.
 ---@param id string the chat's session id
----@param calls table[] the arguments of the chat's completed `todo` calls, oldest first
----  (tables or JSON text, normal or strict form)
+---@param calls table[] the arguments of the chat's completed `todo` calls after the
+---  snapshot (all of them when there is none), oldest first (tables or JSON text, normal
+---  or strict form)
+---@param base? { tasks: any, nextId: any } the snapshot
 ---@return boolean replayed
-function M.restore(id, calls)
+function M.restore(id, calls, base)
   local sessions = require("rpiv_todo.session")
-  if #calls == 0 then
+  if #calls == 0 and base == nil then
     return false
   end
   if sessions.exists(id) and #sessions.get(id):state().tasks > 0 then
@@ -63,20 +79,35 @@ function M.restore(id, calls)
   local core = require("rpiv_todo.native")
   local from_strict = require("rpiv_todo.tool").from_strict
   local list = core.list(nil)
+  if base ~= nil then
+    list:replace(core.replay({ M.snapshot_entry(base) }))
+  end
   for _, args in ipairs(calls) do
     local params = from_strict(args)
     if params ~= nil then
       list:apply(params)
     end
   end
-  local state = list:state()
-  sessions.get(id):replay({
-    {
-      type = "message",
-      message = { role = "toolResult", toolName = "todo", details = { tasks = state.tasks, nextId = state.nextId } },
-    },
-  })
+  sessions.get(id):replay({ M.snapshot_entry(list:state()) })
   return true
+end
+
+---Is session `id`'s list still the one in `snapshot` (the list a compaction put in the
+---model's view)? Then the end-of-turn reminder would only repeat it.
+---@param id string
+---@param snapshot any { tasks, nextId }, or the list's JSON text (`list:state_json()`)
+---@return boolean
+function M.unchanged(id, snapshot)
+  local sessions = require("rpiv_todo.session")
+  if snapshot == nil or not sessions.exists(id) then
+    return false
+  end
+  local now = sessions.get(id).list:state_json()
+  if type(snapshot) == "string" then
+    return snapshot == now
+  end
+  local core = require("rpiv_todo.native")
+  return core.list(core.replay({ M.snapshot_entry(snapshot) })):state_json() == now
 end
 
 ---A call's result as a chat shows it: the text the model reads, and whether the call was

@@ -26,8 +26,9 @@ M.description = table.concat({
   " the task stays as a tombstone) and clear (drops every task and restarts ids at 1).",
   " Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed can only",
   " become deleted, and deleted is final.",
-  " The list is saved with every reply, so it survives compaction and reloads; call list",
-  " whenever you need to see it again.",
+  " The tool keeps the list, not the conversation: when the conversation is summarized the",
+  " list stays as it was. Call list whenever you need to see it again, rather than",
+  " recreating tasks.",
 })
 
 M.parameters = schema.parameters
