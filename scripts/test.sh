@@ -475,6 +475,29 @@ mcp_tests() {
     fi
 }
 
+# shared_tests: several programs on one persisted list (tests/shared/writers.py), counted
+# from their replies against the final file: forced interleavings through the core's
+# test-only pause, odd states (read-only directory, a hung lock holder, a same-size change),
+# SIGKILL of a writer 50 times, two MCP servers (10 runs), the server and a Neovim, two
+# Neovims. Plain-Lua writers use the luajit build; Neovims the current one.
+shared_tests() {
+    local args=(--root "$ROOT" --lua luajit --cpath "$ROOT/target/lua-luajit"
+        --mcp "$ROOT/target/release/rpiv_todo_mcp" --nvim "${NVIM_NEW:-/usr/bin/nvim}")
+    local case
+    for case in interleave odd kill9 mcp-pair mcp-nvim nvim-pair; do
+        if ! steps_passed "module build (luajit)"; then
+            skip "shared list: $case" "no luajit build"
+        elif [[ $case == mcp-* || $case == kill9 ]] && ! steps_passed "MCP server: build"; then
+            skip "shared list: $case" "the server did not build"
+        elif [[ $case == *nvim* ]] && ! steps_passed "place the luajit build"; then
+            skip "shared list: $case" "no luajit build at lua/rpiv_todo/core.so"
+        else
+            step "shared list: $case (tests/shared/writers.py)" \
+                guarded python3 "$ROOT/tests/shared/writers.py" "$case" "${args[@]}"
+        fi
+    done
+}
+
 # rock_test LUA_VERSION FLAVOUR: install the rockspec into a fresh tree for that Lua with
 # `luarocks make`, then run tests/luarocks/rock_spec.lua with only that tree's paths.
 rock_test() {
@@ -594,6 +617,7 @@ nvim_specs
 screen_specs
 agent_specs
 mcp_tests
+shared_tests
 step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
 step "scripts/run.sh builds no test-only dependency" host_deps_check
 luarocks_tests
