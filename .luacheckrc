@@ -25,6 +25,7 @@ files["tests/nvim/"] = nvim
 files["tests/screen/init.lua"] = nvim
 files["tests/agents/"] = nvim
 files["tests/mcp/editor_spec.lua"] = nvim
+files["tests/shared/nvim_worker.lua"] = nvim
 -- Run both from plain interpreters and inside Neovim: they test `vim` before using it.
 files["tests/harness.lua"] = nvim
 files["tests/loader/"] = nvim

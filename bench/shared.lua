@@ -94,19 +94,7 @@ for _, n in ipairs({ 20, 1000, 10000 }) do
   local pm, px = stats(t_persisted)
   local bm, bx = stats(t_plain)
   local tm, tx = stats(t_take)
-  print(
-    string.format(
-      "%8d  %7.3f / %7.3f  %7.3f / %7.3f  %6.2f  %7.3f / %7.3f",
-      n,
-      pm,
-      px,
-      bm,
-      bx,
-      pm / bm,
-      tm,
-      tx
-    )
-  )
+  print(string.format("%8d  %7.3f / %7.3f  %7.3f / %7.3f  %6.2f  %7.3f / %7.3f", n, pm, px, bm, bx, pm / bm, tm, tx))
   persist.disable()
   session.reset()
   os.execute("rm -rf '" .. dir .. "'")

@@ -32,7 +32,15 @@ for flavour in ${RPIV_BENCH_FLAVOURS:-luajit lua54}; do
     echo
     "$interp" -e "package.cpath='$dir/?.so;'..package.cpath; package.path='$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;'..package.path" \
         bench/bench.lua "$ROOT/bench/workloads" "$anchor" "$runs"
+    # A shared list file: a persisted call beside a plain call plus a bare atomic write.
+    "$interp" -e "package.cpath='$dir/?.so;'..package.cpath; package.path='$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;'..package.path" \
+        bench/shared.lua 40
 done
+
+# The MCP server on a shared list of 10,000 tasks, as an agent calls it (stdio JSON-RPC).
+if cargo build --quiet --release -p rpiv_todo_mcp; then
+    python3 bench/shared_server.py "$ROOT/target/release/rpiv_todo_mcp" 10000 60
+fi
 
 # Startup: `nvim --startuptime`, best of 10, with and without the plugin (README's setup({})).
 scripts/bench-startup.sh 10

@@ -271,7 +271,11 @@ T.test("a directory that cannot be written: every change is refused in-band, rep
   local file = dir .. "/missing/%2Fp@default.json"
   local r1 = todo.tool().execute({ action = "create", subject = "one" })
   local r2 = todo.tool().execute({ action = "create", subject = "two" })
-  local want = "Error: " .. file .. ": cannot write: the directory " .. dir .. "/missing does not exist; nothing was changed"
+  local want = "Error: "
+    .. file
+    .. ": cannot write: the directory "
+    .. dir
+    .. "/missing does not exist; nothing was changed"
   T.eq(r1.content[1].text, want, "first call")
   T.eq(r2.content[1].text, want, "second call")
   T.eq(#todo.session("default"):state().tasks, 0, "nothing claimed, nothing held")
@@ -400,11 +404,10 @@ T.test("two lists bound to one file take turns: every change lands, no id is giv
   T.eq(deleted, 4, "4 deleted")
   T.eq(saved.nextId, 21, "nextId")
   T.eq(a:state_json(), b:apply({ action = "list" }) and b:state_json(), "both hold the file's list")
-  local ids, seen = {}, {}
+  local seen = {}
   for _, t in ipairs(saved.tasks) do
     T.eq(seen[t.id], nil, "id " .. t.id .. " held once")
     seen[t.id] = true
-    ids[#ids + 1] = t.id
     if t.id % 4 == 3 and t.id < 20 and t.status ~= "deleted" then
       T.eq(t.status, "in_progress", "b's update of #" .. t.id .. " kept")
     end

@@ -94,7 +94,11 @@ T.test("two editors on one list: every change lands on the newest list, under th
   T.eq(a.run('return E.call({ action = "list" })'), "No tasks", "a: empty")
   T.eq(b.run('return E.call({ action = "list" })'), "No tasks", "b: empty")
   T.eq(a.run('return E.call({ action = "create", subject = "From A" })'), "Created #1: From A (pending)", "a creates")
-  T.eq(b.run('return E.call({ action = "create", subject = "From B" })'), "Created #2: From B (pending)", "b creates on a's list")
+  T.eq(
+    b.run('return E.call({ action = "create", subject = "From B" })'),
+    "Created #2: From B (pending)",
+    "b creates on a's list"
+  )
   local file = H.file(states, project)
   T.same(H.tasks_in(file), { "#1 From A pending", "#2 From B pending" }, "the file keeps both")
   T.same(b.run("return E.tasks()"), { "#1 From A pending", "#2 From B pending" }, "b holds the file's list")
