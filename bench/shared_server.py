@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "shared"))
 import writers  # noqa: E402
 
-server_bin, tasks, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+server_bin, tasks, calls = os.path.abspath(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 writers.ARGS = type("A", (), {"mcp": server_bin})
 base = tempfile.mkdtemp(prefix="rpiv-bench-")
 state, project = os.path.join(base, "state"), os.path.join(base, "project")
