@@ -37,6 +37,13 @@ for flavour in ${RPIV_BENCH_FLAVOURS:-luajit lua54}; do
         bench/shared.lua 40
 done
 
+# A persisted call through the Neovim front end on 1,000 tasks, beside its bare write.
+for nvim in /usr/bin/nvim ${NVIM_NEW:-}; do
+    [[ -x $nvim ]] || continue
+    XDG_STATE_HOME=$(mktemp -d) "$nvim" --headless -u NONE -i NONE --noplugin \
+        -c "set rtp^=$ROOT" -c "luafile $ROOT/bench/shared_nvim.lua"
+done
+
 # The MCP server on a shared list of 10,000 tasks, as an agent calls it (stdio JSON-RPC).
 if cargo build --quiet --release -p rpiv_todo_mcp; then
     python3 bench/shared_server.py "$ROOT/target/release/rpiv_todo_mcp" 10000 60
