@@ -18,7 +18,11 @@ npm cache of its own:
      folder: the same, and once more with --structured;
   4. the same tarballs into a project (`npm install --offline` in a folder with a
      package.json), and `npx -y rpiv-todo-mcp` run there, as an agent configured in that
-     project would.
+     project would;
+  5. a cold `npx -y rpiv-todo-mcp` (empty cache, nothing installed) against a local
+     registry on 127.0.0.1 serving the tarballs (tests/install/npm_registry.py), the way
+     npx runs it from registry.npmjs.org: npm picks this machine's platform package by its
+     os, cpu and libc fields and downloads no other.
 
 Prints "ok - ..." / "not ok - ..." lines and "N passed, N failed"; exit status 0 when all
 passed.
@@ -27,6 +31,7 @@ passed.
 import json
 import os
 import shutil
+import time
 import subprocess
 import sys
 import tempfile
@@ -108,6 +113,42 @@ def probe(command, env, cwd, what, structured=False):
     return report
 
 
+def cold(tmp, npm_dir, version, platform_tgz):
+    port_file = tmp / "registry-port"
+    log = tmp / "registry.log"
+    registry = subprocess.Popen(
+        [sys.executable, str(HERE / "npm_registry.py"), str(npm_dir), str(port_file), "--seconds", "600", "--log", str(log)]
+    )
+    try:
+        for _ in range(100):
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.1)
+        check(port_file.exists(), "the local registry started")
+        if not port_file.exists():
+            return
+        home = tmp / "cold"
+        home.mkdir()
+        env = npm_env(home)
+        env["npm_config_registry"] = f"http://127.0.0.1:{port_file.read_text()}/"
+        del env["npm_config_offline"]
+        project = home / "project"
+        project.mkdir()
+        probe(["npx", "-y", "rpiv-todo-mcp"], env, project, "cold npx -y rpiv-todo-mcp (local registry)")
+        lines = log.read_text().splitlines() if log.exists() else []
+        tarballs = sorted(line.split("/-/")[1] for line in lines if "/-/" in line)
+        eq(
+            tarballs,
+            sorted([f"rpiv-todo-mcp-{version}.tgz", platform_tgz]),
+            "npm downloaded the launcher and this machine's package, no other",
+        )
+        check("GET /rpiv-todo-mcp" in lines, "npm asked the registry for rpiv-todo-mcp", lines)
+        probe(["npx", "-y", "rpiv-todo-mcp"], env, project, "warm npx -y rpiv-todo-mcp (local registry)")
+    finally:
+        registry.terminate()
+        registry.wait()
+
+
 def main():
     if len(sys.argv) != 3:
         print("usage: npm_test.py NPMDIR VERSION")
@@ -179,6 +220,9 @@ def main():
         run(["npm", "install", "--offline", *tarballs], local_env, local, "npm install --offline in a project")
         check((local / "node_modules" / ".bin" / "rpiv-todo-mcp").exists(), "node_modules/.bin/rpiv-todo-mcp")
         probe(["npx", "-y", "rpiv-todo-mcp"], local_env, local, "npx -y rpiv-todo-mcp (project install)")
+
+        # 5. A cold npx against a local registry.
+        cold(tmp, npm_dir, version, platform[0].name)
     print(f"{PASSED} passed, {FAILED} failed")
     return 0 if FAILED == 0 else 1
 
