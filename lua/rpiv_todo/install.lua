@@ -165,8 +165,8 @@ function M.asset_name(target)
   return "rpiv_todo_core-" .. target.triple .. "." .. target.ext
 end
 
----The file name of the MCP server's release asset (and of what cargo builds, without the
----triple): rpiv_todo_mcp-<triple>, with .exe on Windows.
+---The file name of the MCP server's release asset: rpiv_todo_mcp-<triple>, with .exe on
+---Windows.
 ---@param target table an entry of M.TARGETS
 ---@return string
 function M.server_asset_name(target)
@@ -775,8 +775,11 @@ function H.run(opts)
     ext = platform.target and platform.target.ext or select(2, H.cargo_output("")),
     exe = platform.os == "Windows_NT" and ".exe" or "",
     base_url = base_url,
-    server = opts.server ~= false,
+    server = opts.server,
   }
+  if ctx.server == nil then
+    ctx.server = M.defaults.server
+  end
   if not opts.force then
     local current = H.current_ok(dir, ctx.version)
     local server = ctx.server and H.server_ok(dir, ctx.version)
