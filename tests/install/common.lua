@@ -90,7 +90,8 @@ function M.probe(command, starts)
   local state = vim.fn.tempname()
   local cwd = vim.fn.tempname()
   vim.fn.mkdir(cwd, "p")
-  local cmd = { "python3", M.root .. "/tests/install/mcp_probe.py", "--cwd", cwd, "--starts", tostring(starts or 1), "--" }
+  local cmd =
+    { "python3", M.root .. "/tests/install/mcp_probe.py", "--cwd", cwd, "--starts", tostring(starts or 1), "--" }
   vim.list_extend(cmd, command)
   vim.list_extend(cmd, { "--state-dir", state })
   local out = vim.fn.system(cmd)

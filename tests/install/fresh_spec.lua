@@ -42,7 +42,7 @@ T.test("without a server binary scripts/mcp.sh prints the command that installs 
       .. "/target/release; install the prebuilt one (what :TodosInstall does):\n"
       .. "  nvim --headless -u NONE --cmd 'set rtp^="
       .. C.root
-      .. "' -c 'lua if not require(\"rpiv_todo.install\").run() then vim.cmd(\"cquit 1\") end' -c qa\n",
+      .. '\' -c \'lua if not require("rpiv_todo.install").run() then vim.cmd("cquit 1") end\' -c qa\n',
     "stderr: the one command"
   )
   T.eq(ms < 1000, true, "at once (" .. math.floor(ms) .. " ms)")

@@ -68,13 +68,7 @@ H.refused("a truncated download", C.release:gsub("/good$", "/truncated/good"), "
 H.refused("a server that is down", C.dead, "download", "curl exited with 7")
 H.refused("an asset that does not load", C.release:gsub("/good$", "/unloadable"), "load", "package.loadlib refused it")
 H.refused("a .sha256 that is not a checksum", C.release:gsub("/good$", "/notasum"), "verify", "64 hex digits")
-H.refused(
-  "a tampered MCP server",
-  C.release:gsub("/good$", "/badserver"),
-  "verify",
-  "the .sha256 says",
-  C.server_asset
-)
+H.refused("a tampered MCP server", C.release:gsub("/good$", "/badserver"), "verify", "the .sha256 says", C.server_asset)
 H.refused(
   "an MCP server that does not run",
   C.release:gsub("/good$", "/deadserver"),

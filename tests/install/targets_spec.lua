@@ -91,7 +91,7 @@ T.test("the npm launcher has one platform package per installer target, at the c
   T.eq(launcher.scripts, nil, "no scripts (no postinstall download)")
   T.same(launcher.bin, { ["rpiv-todo-mcp"] = "bin/rpiv-todo-mcp.js" }, "bin")
   for _, p in ipairs(platforms) do
-    local node_os = ({ Linux = "linux", Darwin = "darwin", Windows_NT = "win32" })
+    local node_os = { Linux = "linux", Darwin = "darwin", Windows_NT = "win32" }
     local target
     for _, t in ipairs(install.TARGETS) do
       if t.triple == p.triple then
@@ -101,7 +101,11 @@ T.test("the npm launcher has one platform package per installer target, at the c
     T.eq(p.os, node_os[target.os], p.triple .. ": os")
     T.eq(p.cpu, ({ x86_64 = "x64", aarch64 = "arm64" })[target.arch], p.triple .. ": cpu")
     T.eq(p.libc, ({ gnu = "glibc", musl = "musl" })[target.libc or ""], p.triple .. ": libc")
-    T.eq("rpiv_todo_mcp-" .. p.triple .. (p.bin:match("%.exe$") or ""), install.server_asset_name(target), p.triple .. ": bin")
+    T.eq(
+      "rpiv_todo_mcp-" .. p.triple .. (p.bin:match("%.exe$") or ""),
+      install.server_asset_name(target),
+      p.triple .. ": bin"
+    )
   end
 end)
 
