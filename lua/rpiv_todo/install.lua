@@ -488,13 +488,14 @@ function H.offline_advice(ctx)
 end
 
 ---Fetch one asset and its .sha256 (from lib/ when both were put there by hand, else with
----curl) into a temporary file in lib/, and verify it. Returns
+---curl) into a temporary file in lib/ (its name ending in `suffix`: .exe for a Windows
+---program, which is run before it is moved), and verify it. Returns
 ---{ tmp, hash, url, source, by_hand }, or nil and the error.
-function H.fetch(ctx, asset)
+function H.fetch(ctx, asset, suffix)
   local url = M.asset_url(ctx.base_url, ctx.version, asset)
   local by_hand = ctx.dir .. "/" .. asset
   local offline = H.offline_advice(ctx)
-  local tmp = H.temp(ctx.dir, "download")
+  local tmp = H.temp(ctx.dir, "download") .. (suffix or "")
   local data, sums, source
   if H.exists(by_hand) and H.exists(by_hand .. ".sha256") then
     -- Put there by hand (offline): use those two files instead of the network.
@@ -554,7 +555,7 @@ function H.download(ctx)
   end
   local server
   if ctx.server then
-    server, err = H.fetch(ctx, M.server_asset_name(ctx.target))
+    server, err = H.fetch(ctx, M.server_asset_name(ctx.target), ctx.exe)
     if not server then
       os.remove(module.tmp)
       return nil, err
@@ -622,12 +623,12 @@ function H.cargo(cmd)
 end
 
 -- Copy what cargo built into a temporary file in lib/; the file, its bytes, or nil and why.
-function H.take_build(ctx, built)
+function H.take_build(ctx, built, suffix)
   local data = H.read(built)
   if data == nil then
     return nil, nil, "cargo built no " .. built
   end
-  local tmp = H.temp(ctx.dir, "build")
+  local tmp = H.temp(ctx.dir, "build") .. (suffix or "")
   local ok, err = H.write(tmp, data)
   if not ok then
     return nil, nil, "cannot copy it into " .. ctx.dir .. ": " .. tostring(err)
@@ -692,7 +693,7 @@ function H.build(ctx)
       server_dir,
     })
     if ok then
-      server_tmp, server_data, err = H.take_build(ctx, server_dir .. "/release/rpiv_todo_mcp" .. ctx.exe)
+      server_tmp, server_data, err = H.take_build(ctx, server_dir .. "/release/rpiv_todo_mcp" .. ctx.exe, ctx.exe)
     end
     if server_tmp then
       ok, err = H.smoke_server(server_tmp, ctx.version)
