@@ -87,10 +87,14 @@ function copyTree(from, to) {
 
 // `npm pack` the folder into out; the tarball's path.
 function pack(dir, out) {
-  const name = execFileSync("npm", ["pack", "--ignore-scripts", "--pack-destination", out], {
+  // On Windows npm is npm.cmd, which Node runs only through a shell (hence the quotes).
+  const windows = process.platform === "win32";
+  const dest = windows ? JSON.stringify(out) : out;
+  const name = execFileSync("npm", ["pack", "--ignore-scripts", "--pack-destination", dest], {
     cwd: dir,
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
+    shell: windows,
   })
     .trim()
     .split("\n")
