@@ -301,6 +301,7 @@ def start_time(workdir, state_dir):
     """scripts/mcp.sh answers initialize in under 100 ms (the best of five starts: the
     machine may be busy), and says nothing on stderr."""
     sys.path.insert(0, str(ROOT / "tests" / "install"))
+    sys.dont_write_bytecode = True  # no __pycache__ left in tests/install
     import mcp_probe
 
     times = []
