@@ -29,9 +29,12 @@
 #      scripted OpenAI-compatible server on 127.0.0.1) over the plugins' own HTTP client
 #      tests/screen/*_spec.lua: the current Neovim in a tmux pane (Debian's tmux), keys
 #      through send-keys, what a person sees through capture-pane
-#   6b. the MCP server (examples/mcp, scripts/mcp.sh): cargo test -p rpiv_todo_mcp, the official Python SDK (pip `mcp`,
-#      when missing) as its client with every message checked against the published schema
-#      (tests/mcp/client_test.py), and the server beside a Neovim (tests/mcp/editor_spec.lua)
+#   6b. the MCP server (examples/mcp, scripts/mcp.sh): cargo test -p rpiv_todo_mcp, its
+#      release build staying fresh when lua/rpiv_todo/core.so is written, the official
+#      Python SDK (pip `mcp`, when missing) as its client with every message checked
+#      against the published schema, by default and with --structured, and scripts/mcp.sh
+#      answering initialize in under 100 ms (tests/mcp/client_test.py), and the server
+#      beside a Neovim (tests/mcp/editor_spec.lua)
 #   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
 #      (cargo test -p rpiv_todo_host: piped output without escape codes, --help, exit
 #      codes; its session output is asserted by the contract tests), and that running it
@@ -40,8 +43,10 @@
 #      then tests/luarocks/rock_spec.lua loads rpiv_todo from that tree and runs a call
 #   9. install without Rust (tests/install/install.sh): scripts/package.sh (cargo-zigbuild
 #      from crates.io and zig from PyPI's ziglang, installed in step 1 when missing) and its
-#      glibc 2.17 check with objdump -T; a fresh clone without cargo installs from a local
-#      release on 127.0.0.1; refused downloads; lazy.nvim ($RPIV_DEPS) and vim.pack
+#      glibc 2.17 check with objdump -T, for the module and the MCP server; a fresh clone
+#      without cargo installs both from a local release on 127.0.0.1 and scripts/mcp.sh
+#      starts the server; refused downloads; the npm tarballs installed offline and run
+#      through npx; lazy.nvim ($RPIV_DEPS) and vim.pack
 #
 # `scripts/test.sh --install-only` does step 1 alone; NVIM_NEW=<path> picks the current
 # Neovim instead of the one pip installs.
@@ -446,14 +451,41 @@ agent_specs() {
     fi
 }
 
+# Writing lua/rpiv_todo/core.so (what scripts/build-module.sh and :TodosInstall's build
+# do: a new file, copied then renamed) leaves the server's release build fresh: build.rs
+# watches the files it embeds, not the folder. `cargo build -v` then says Fresh for both
+# packages and neither compiles nor runs a build script.
+mcp_fresh_after_module() {
+    local so=$ROOT/lua/rpiv_todo/core.so placed= out rc=0
+    cargo build --quiet --release -p rpiv_todo_mcp || return 1
+    if [[ -e $so ]]; then
+        cp "$so" "$so.tmp.$$"
+    else
+        printf 'a stand-in for the module\n' >"$so.tmp.$$"
+        placed=1
+    fi
+    mv -f "$so.tmp.$$" "$so"
+    out=$(cargo build -v --release -p rpiv_todo_mcp 2>&1) || rc=$?
+    [[ -n $placed ]] && rm -f "$so"
+    grep -E '^ *(Fresh|Compiling|Running|Dirty) .*rpiv_todo' <<<"$out"
+    ((rc == 0)) || { echo "$out"; return 1; }
+    if grep -qE '^ *(Compiling|Running|Dirty) ' <<<"$out"; then
+        echo "writing $so made the server's build stale"
+        return 1
+    fi
+    grep -qE '^ *Fresh rpiv_todo v' <<<"$out" && grep -qE '^ *Fresh rpiv_todo_mcp v' <<<"$out"
+}
+
 # mcp_tests: the MCP server (examples/mcp, scripts/mcp.sh): its unit tests, then the
 # official Python SDK as the client, every message checked against the published schema
-# (MCP 2025-11-25, from $RPIV_DEPS/model-context-protocol), then the server beside a
-# headless Neovim with persist = true.
+# (MCP 2025-11-25, from $RPIV_DEPS/model-context-protocol), by default and with
+# --structured, then the server beside a headless Neovim with persist = true.
 mcp_tests() {
     local deps=${RPIV_DEPS:-$ROOT/../shared/deps}
     step "MCP server: cargo test -p rpiv_todo_mcp" cargo test -q -p rpiv_todo_mcp
     step "MCP server: build (cargo build --release -p rpiv_todo_mcp)" cargo build --quiet --release -p rpiv_todo_mcp
+    step "MCP server: writing lua/rpiv_todo/core.so leaves its build fresh (cargo build -v says Fresh)" \
+        mcp_fresh_after_module
     if [[ ! -f $deps/model-context-protocol/schema-2025-11-25.json ]]; then
         absent "MCP server against the Python SDK (tests/mcp/client_test.py)" \
             "skipped: no MCP schema in $deps/model-context-protocol (set RPIV_DEPS)"

@@ -1,20 +1,26 @@
--- rpiv_todo.install: put the native module in place without a Rust toolchain.
+-- rpiv_todo.install: put the native module and the MCP server in place without a Rust
+-- toolchain.
 --
 --   require("rpiv_todo.install").run({ base_url = ..., from_source = "auto", force = false })
 --     --> true | nil, err        (blocking; also :TodosInstall[!] [download|source])
 --
 -- It picks the prebuilt module for the running Neovim (OS, CPU, and on Linux glibc or
--- musl, told apart without a compiler), downloads it with curl into a temporary file in
--- <plugin>/lib (curl reads HTTPS_PROXY, https_proxy, ALL_PROXY and NO_PROXY itself),
--- checks it against its .sha256, loads it once with package.loadlib, and only then moves
--- it to a name of its own (version and content hash) and points lib/installed.txt at it
--- with one rename. No file is ever rewritten in place, so a Neovim that has the old module
--- loaded keeps a file nobody writes to; any failure leaves the previous module and record
--- as they were. Without a fitting asset, or when the download fails, it builds from source
--- with cargo when cargo is there (from_source = "auto").
+-- musl, told apart without a compiler), and the MCP server (rpiv_todo_mcp, the binary
+-- scripts/mcp.sh starts for terminal agents) built for the same platform. It downloads
+-- each with curl into a temporary file in <plugin>/lib (curl reads HTTPS_PROXY,
+-- https_proxy, ALL_PROXY and NO_PROXY itself), checks each against its .sha256, loads the
+-- module once with package.loadlib and runs the server once (`--version`), and only then
+-- moves each to a name of its own (version and content hash) and points its record at it
+-- with one rename: lib/installed.txt for the module, lib/mcp.txt for the server. No file
+-- is ever rewritten in place, so a Neovim that has the old module loaded, or an agent
+-- running the old server, keeps a file nobody writes to; any failure before the moves
+-- leaves both previous files and records as they were. Without a fitting asset, or when a
+-- download fails, it builds both from source with cargo when cargo is there
+-- (from_source = "auto"). `server = false` installs the module alone.
 --
--- Release layout: <base_url>/v<version>/rpiv_todo_core-<triple>.<ext> and its .sha256
--- (what scripts/package.sh writes). The URL is computed, never looked up through an API.
+-- Release layout: <base_url>/v<version>/rpiv_todo_core-<triple>.<ext>,
+-- <base_url>/v<version>/rpiv_todo_mcp-<triple>[.exe], and a .sha256 beside each (what
+-- scripts/package.sh writes). The URL is computed, never looked up through an API.
 -- Neovim glue: uses vim.* (curl through vim.fn.system, libuv for renames).
 
 local installed = require("rpiv_todo.installed")
@@ -38,6 +44,9 @@ M.TARGETS = {
   { os = "Windows_NT", arch = "x86_64", triple = "x86_64-pc-windows-msvc", ext = "dll" },
 }
 
+-- The MCP server's record inside lib/ (the module's is rpiv_todo.installed.RECORD).
+M.SERVER_RECORD = "mcp.txt"
+
 -- The oldest glibc the Linux gnu modules run on (scripts/package.sh checks the symbols).
 M.MIN_GLIBC = "2.17"
 
@@ -50,6 +59,8 @@ M.defaults = {
   from_source = "auto",
   -- Install again even when the module for this version is already in place.
   force = false,
+  -- Install the MCP server (rpiv_todo_mcp) beside the module.
+  server = true,
   -- Say nothing (run() reports its outcome with vim.notify otherwise).
   quiet = false,
 }
@@ -152,6 +163,34 @@ end
 ---@return string
 function M.asset_name(target)
   return "rpiv_todo_core-" .. target.triple .. "." .. target.ext
+end
+
+---The file name of the MCP server's release asset: rpiv_todo_mcp-<triple>, with .exe on
+---Windows.
+---@param target table an entry of M.TARGETS
+---@return string
+function M.server_asset_name(target)
+  return "rpiv_todo_mcp-" .. target.triple .. (target.os == "Windows_NT" and ".exe" or "")
+end
+
+---The installed MCP server: its record (lib/mcp.txt) with `path` added, or nil and why.
+---@param dir? string the lib folder (default rpiv_todo.installed.dir())
+---@return table<string, string>|nil record, string|nil why
+function M.server(dir)
+  dir = dir or installed.dir()
+  if dir == nil then
+    return nil, "the plugin's folder is unknown"
+  end
+  local text = H.read(dir .. "/" .. M.SERVER_RECORD)
+  if text == nil then
+    return nil, "no " .. dir .. "/" .. M.SERVER_RECORD
+  end
+  local record = installed.parse(text)
+  if not record.version or not record.file or record.file == "" or record.file:find("[/\\]") then
+    return nil, dir .. "/" .. M.SERVER_RECORD .. " is incomplete"
+  end
+  record.path = dir .. "/" .. record.file
+  return record
 end
 
 ---The base URL in use: opts.base_url, else $RPIV_TODO_BASE_URL, else the project's
@@ -319,10 +358,48 @@ function H.current_ok(dir, version)
   return record
 end
 
+-- What the server record points at, when it is this version's server and intact.
+function H.server_ok(dir, version)
+  local record = M.server(dir)
+  if record == nil or record.version ~= version then
+    return nil
+  end
+  local data = H.read(record.path)
+  if data == nil or (record.sha256 and M.sha256(data) ~= record.sha256) then
+    return nil
+  end
+  return record
+end
+
+-- The two things run() installs: the file names each gets in lib/ and the record that
+-- names the current one.
+H.KINDS = {
+  module = {
+    what = "the native module",
+    record = installed.RECORD,
+    prefix = "rpiv_todo_core",
+    pattern = "^rpiv_todo_core%-%d[^/]*%-%x+%.%a+$",
+  },
+  server = {
+    what = "the MCP server",
+    record = M.SERVER_RECORD,
+    prefix = "rpiv_todo_mcp",
+    pattern = "^rpiv_todo_mcp%-%d[^/]*%-%x+$",
+    pattern_exe = "^rpiv_todo_mcp%-%d[^/]*%-%x+%.exe$",
+  },
+}
+
 ---Move a checked file (`tmp`, in lib/) to its versioned name and point the record at it.
+---`kind` is "module" (the default) or "server".
 ---@return string|nil path, string|nil err
-function H.place(ctx, tmp, hash, record)
-  local name = string.format("rpiv_todo_core-%s-%s.%s", ctx.version, hash:sub(1, 16), ctx.ext)
+function H.place(ctx, tmp, hash, record, kind)
+  kind = H.KINDS[kind or "module"]
+  local name
+  if kind == H.KINDS.module then
+    name = string.format("rpiv_todo_core-%s-%s.%s", ctx.version, hash:sub(1, 16), ctx.ext)
+  else
+    name = string.format("rpiv_todo_mcp-%s-%s%s", ctx.version, hash:sub(1, 16), ctx.exe)
+  end
   local final = ctx.dir .. "/" .. name
   if H.exists(final) then
     -- The same bytes are already there (a forced reinstall): keep that file, which a
@@ -339,46 +416,86 @@ function H.place(ctx, tmp, hash, record)
       return nil, "cannot rename " .. tmp .. " to " .. final .. ": " .. tostring(err)
     end
   end
-  record.version, record.file, record.sha256, record.flavour = ctx.version, name, hash, "luajit"
+  record.version, record.file, record.sha256 = ctx.version, name, hash
+  if kind == H.KINDS.module then
+    record.flavour = "luajit"
+  end
   local rec_tmp = H.temp(ctx.dir, "record")
   local ok, err = H.write(rec_tmp, installed.format(record))
   if ok then
-    ok, err = H.rename(rec_tmp, ctx.dir .. "/" .. installed.RECORD)
+    ok, err = H.rename(rec_tmp, ctx.dir .. "/" .. kind.record)
   end
   if not ok then
     os.remove(rec_tmp)
-    return nil, "cannot write " .. ctx.dir .. "/" .. installed.RECORD .. ": " .. tostring(err)
+    return nil, "cannot write " .. ctx.dir .. "/" .. kind.record .. ": " .. tostring(err)
   end
-  H.sweep(ctx.dir, name)
+  H.sweep(ctx.dir, name, kind)
   return final
 end
 
--- Remove earlier modules (never the current one, nor the one this Neovim loaded; a
--- file another process has loaded stays valid on Linux and macOS once unlinked, and
--- Windows refuses to remove it, which is fine) and leftovers of interrupted runs.
-function H.sweep(dir, keep)
+-- Remove earlier files of one kind (never the current one, nor the module this Neovim
+-- loaded; a file another process has loaded or runs stays valid on Linux and macOS once
+-- unlinked, and Windows refuses to remove it, which is fine) and leftovers of interrupted
+-- runs.
+function H.sweep(dir, keep, kind)
   local loaded = installed.loaded and installed.loaded.path
   for _, name in ipairs(vim.fn.readdir(dir)) do
     local path = dir .. "/" .. name
-    if name ~= keep and path ~= loaded and name:match("^rpiv_todo_core%-%d[^/]*%-%x+%.%a+$") then
+    local old = name:match(kind.pattern) or (kind.pattern_exe and name:match(kind.pattern_exe))
+    if name ~= keep and path ~= loaded and old then
       os.remove(path)
     end
   end
 end
 
----Download, verify, load once, move into place. Returns the path, or nil and the error.
-function H.download(ctx)
-  local asset = M.asset_name(ctx.target)
-  local url = M.asset_url(ctx.base_url, ctx.version, asset)
-  local by_hand = ctx.dir .. "/" .. asset
-  local offline = "download "
-    .. url
-    .. " and "
-    .. url
-    .. ".sha256 where you are online, put both in "
+---Run the server once (`--version`) and check what it says it is.
+---@return true|nil ok, string|nil err
+function H.smoke_server(path, version)
+  local uv = H.uv()
+  -- rwxr-xr-x: curl and io.open write files without the executable bit.
+  uv.fs_chmod(path, 493)
+  local ok, output = pcall(vim.fn.system, { path, "--version" })
+  if not ok then
+    return nil, "it does not run: " .. tostring(output)
+  end
+  output = tostring(output):gsub("%s+$", "")
+  if vim.v.shell_error ~= 0 then
+    return nil, "`" .. path .. " --version` exited with " .. vim.v.shell_error .. ": " .. output:sub(1, 300)
+  end
+  if output ~= "rpiv_todo_mcp " .. version then
+    return nil, "it says " .. string.format("%q", output:sub(1, 200)) .. ", not rpiv_todo_mcp " .. version
+  end
+  return true
+end
+
+-- What to do without a network: the files to fetch by hand and the folder to put them in.
+function H.offline_advice(ctx)
+  local urls = { M.asset_url(ctx.base_url, ctx.version, M.asset_name(ctx.target)) }
+  if ctx.server then
+    urls[2] = M.asset_url(ctx.base_url, ctx.version, M.server_asset_name(ctx.target))
+  end
+  local files = {}
+  for _, url in ipairs(urls) do
+    files[#files + 1] = url .. " and " .. url .. ".sha256"
+  end
+  return "download "
+    .. table.concat(files, ", and ")
+    .. " where you are online, put "
+    .. (#urls == 1 and "both" or "all four")
+    .. " in "
     .. ctx.dir
     .. "/ and run :TodosInstall again"
-  local tmp = H.temp(ctx.dir, "download")
+end
+
+---Fetch one asset and its .sha256 (from lib/ when both were put there by hand, else with
+---curl) into a temporary file in lib/ (its name ending in `suffix`: .exe for a Windows
+---program, which is run before it is moved), and verify it. Returns
+---{ tmp, hash, url, source, by_hand }, or nil and the error.
+function H.fetch(ctx, asset, suffix)
+  local url = M.asset_url(ctx.base_url, ctx.version, asset)
+  local by_hand = ctx.dir .. "/" .. asset
+  local offline = H.offline_advice(ctx)
+  local tmp = H.temp(ctx.dir, "download") .. (suffix or "")
   local data, sums, source
   if H.exists(by_hand) and H.exists(by_hand .. ".sha256") then
     -- Put there by hand (offline): use those two files instead of the network.
@@ -420,21 +537,68 @@ function H.download(ctx)
         "run :TodosInstall again; if it keeps failing, " .. offline
       )
   end
-  local _, lerr = H.smoke(tmp, ctx.version)
+  return { tmp = tmp, hash = want, url = url, source = source, by_hand = source == "copied" and by_hand or nil }
+end
+
+---Download and verify the module (and the server), load the module once and run the
+---server once, then move both into place. Returns the module's path, or nil and the error.
+function H.download(ctx)
+  local module, err = H.fetch(ctx, M.asset_name(ctx.target))
+  if not module then
+    return nil, err
+  end
+  local _, lerr = H.smoke(module.tmp, ctx.version)
   if lerr then
-    os.remove(tmp)
-    return nil, H.fail("load", lerr .. "; nothing was changed", url, "report it with :checkhealth rpiv_todo's output")
+    os.remove(module.tmp)
+    return nil,
+      H.fail("load", lerr .. "; nothing was changed", module.url, "report it with :checkhealth rpiv_todo's output")
   end
-  local path, merr = H.place(ctx, tmp, want, { source = source, url = url, triple = ctx.target.triple })
+  local server
+  if ctx.server then
+    server, err = H.fetch(ctx, M.server_asset_name(ctx.target), ctx.exe)
+    if not server then
+      os.remove(module.tmp)
+      return nil, err
+    end
+    local _, serr = H.smoke_server(server.tmp, ctx.version)
+    if serr then
+      os.remove(module.tmp)
+      os.remove(server.tmp)
+      return nil,
+        H.fail("run the server", serr .. "; nothing was changed", server.url, "report it with the output above")
+    end
+  end
+  local path, merr = H.place(ctx, module.tmp, module.hash, {
+    source = module.source,
+    url = module.url,
+    triple = ctx.target.triple,
+  })
   if not path then
-    os.remove(tmp)
-    return nil, H.fail("move into place", merr, url, "check that " .. ctx.dir .. " is writable")
+    os.remove(module.tmp)
+    if server then
+      os.remove(server.tmp)
+    end
+    return nil, H.fail("move into place", merr, module.url, "check that " .. ctx.dir .. " is writable")
   end
-  if source == "copied" then
-    os.remove(by_hand)
-    os.remove(by_hand .. ".sha256")
+  if server then
+    local spath, serr = H.place(ctx, server.tmp, server.hash, {
+      source = server.source,
+      url = server.url,
+      triple = ctx.target.triple,
+    }, "server")
+    if not spath then
+      os.remove(server.tmp)
+      return nil, H.fail("move into place", serr, server.url, "check that " .. ctx.dir .. " is writable")
+    end
+    ctx.server_path = spath
   end
-  return path, nil, source
+  for _, fetched in ipairs({ module, server or {} }) do
+    if fetched.by_hand then
+      os.remove(fetched.by_hand)
+      os.remove(fetched.by_hand .. ".sha256")
+    end
+  end
+  return path, nil, module.source
 end
 
 -- The library cargo writes for this OS.
@@ -448,8 +612,33 @@ function H.cargo_output(target_dir)
   return target_dir .. "/release/librpiv_todo.so", "so"
 end
 
----Build with cargo (as scripts/build-module.sh luajit does), then load once and move into
----place like a download.
+-- Run one cargo build; nil and cargo's last words when it fails.
+function H.cargo(cmd)
+  local output = vim.fn.system(cmd)
+  local code = vim.v.shell_error
+  if code ~= 0 then
+    return nil, "cargo build exited with " .. code .. ":\n" .. tostring(output):gsub("%s+$", ""):sub(-1500)
+  end
+  return true
+end
+
+-- Copy what cargo built into a temporary file in lib/; the file, its bytes, or nil and why.
+function H.take_build(ctx, built, suffix)
+  local data = H.read(built)
+  if data == nil then
+    return nil, nil, "cargo built no " .. built
+  end
+  local tmp = H.temp(ctx.dir, "build") .. (suffix or "")
+  local ok, err = H.write(tmp, data)
+  if not ok then
+    return nil, nil, "cannot copy it into " .. ctx.dir .. ": " .. tostring(err)
+  end
+  return tmp, data
+end
+
+---Build with cargo (the module as scripts/build-module.sh luajit does, the server as
+---`cargo build --release -p rpiv_todo_mcp`), then load the module once, run the server
+---once, and move both into place like a download.
 function H.build(ctx)
   local todo = "install Rust (https://rustup.rs) and run :TodosInstall again, or "
     .. "run :TodosInstall download when a prebuilt module exists for this platform"
@@ -457,7 +646,12 @@ function H.build(ctx)
     return nil, H.fail("build from source", "cargo is not on PATH", nil, todo)
   end
   local target_dir = ctx.root .. "/target/module-luajit"
-  local cmd = {
+  local saved = vim.env.RUSTFLAGS
+  if H.uv().os_uname().sysname == "Darwin" then
+    -- A macOS module leaves the Lua symbols for the host process to provide.
+    vim.env.RUSTFLAGS = (saved or "") .. " -C link-arg=-undefined -C link-arg=dynamic_lookup"
+  end
+  local ok, err = H.cargo({
     "cargo",
     "build",
     "--manifest-path",
@@ -469,44 +663,71 @@ function H.build(ctx)
     "module,luajit",
     "--target-dir",
     target_dir,
-  }
-  local saved = vim.env.RUSTFLAGS
-  if H.uv().os_uname().sysname == "Darwin" then
-    -- A macOS module leaves the Lua symbols for the host process to provide.
-    vim.env.RUSTFLAGS = (saved or "") .. " -C link-arg=-undefined -C link-arg=dynamic_lookup"
-  end
-  local output = vim.fn.system(cmd)
-  local code = vim.v.shell_error
+  })
   vim.env.RUSTFLAGS = saved
-  if code ~= 0 then
-    local last = tostring(output):gsub("%s+$", ""):sub(-1500)
-    return nil, H.fail("build from source", "cargo build exited with " .. code .. ":\n" .. last, nil, todo)
-  end
-  local built = H.cargo_output(target_dir)
-  local data = H.read(built)
-  if data == nil then
-    return nil, H.fail("build from source", "cargo built no " .. built, nil, todo)
-  end
-  local tmp = H.temp(ctx.dir, "build")
-  local ok, err = H.write(tmp, data)
   if not ok then
-    return nil, H.fail("copy", err, nil, "check that " .. ctx.dir .. " is writable")
+    return nil, H.fail("build from source", err, nil, todo)
+  end
+  local tmp, data, terr = H.take_build(ctx, H.cargo_output(target_dir))
+  if not tmp then
+    return nil, H.fail("build from source", terr, nil, todo)
   end
   local _, lerr = H.smoke(tmp, ctx.version)
   if lerr then
     os.remove(tmp)
     return nil, H.fail("load", lerr .. "; nothing was changed", nil, todo)
   end
+  local server_tmp, server_data
+  if ctx.server then
+    -- The workspace's own target folder: scripts/mcp.sh also finds the build there.
+    local server_dir = ctx.root .. "/target"
+    ok, err = H.cargo({
+      "cargo",
+      "build",
+      "--manifest-path",
+      ctx.root .. "/Cargo.toml",
+      "--release",
+      "-p",
+      "rpiv_todo_mcp",
+      "--target-dir",
+      server_dir,
+    })
+    if ok then
+      server_tmp, server_data, err = H.take_build(ctx, server_dir .. "/release/rpiv_todo_mcp" .. ctx.exe, ctx.exe)
+    end
+    if server_tmp then
+      ok, err = H.smoke_server(server_tmp, ctx.version)
+      if not ok then
+        os.remove(server_tmp)
+        err = "the server built: " .. err
+      end
+    end
+    if not ok or not server_tmp then
+      os.remove(tmp)
+      return nil, H.fail("build from source", tostring(err) .. "; nothing was changed", nil, todo)
+    end
+  end
   local triple = ctx.target and ctx.target.triple or (ctx.platform.os .. "-" .. tostring(ctx.platform.arch))
   local path, merr = H.place(ctx, tmp, M.sha256(data), { source = "built", triple = triple })
   if not path then
     os.remove(tmp)
+    if server_tmp then
+      os.remove(server_tmp)
+    end
     return nil, H.fail("move into place", merr, nil, "check that " .. ctx.dir .. " is writable")
+  end
+  if server_tmp then
+    local spath, serr = H.place(ctx, server_tmp, M.sha256(server_data), { source = "built", triple = triple }, "server")
+    if not spath then
+      os.remove(server_tmp)
+      return nil, H.fail("move into place", serr, nil, "check that " .. ctx.dir .. " is writable")
+    end
+    ctx.server_path = spath
   end
   return path, nil, "built"
 end
 
-H.OPTION_TYPES = { base_url = "string", force = "boolean", quiet = "boolean" }
+H.OPTION_TYPES = { base_url = "string", force = "boolean", quiet = "boolean", server = "boolean" }
 
 function H.check_opts(opts)
   if opts == nil then
@@ -553,12 +774,18 @@ function H.run(opts)
     platform = platform,
     target = platform.target,
     ext = platform.target and platform.target.ext or select(2, H.cargo_output("")),
+    exe = platform.os == "Windows_NT" and ".exe" or "",
     base_url = base_url,
+    server = opts.server,
   }
+  if ctx.server == nil then
+    ctx.server = M.defaults.server
+  end
   if not opts.force then
     local current = H.current_ok(dir, ctx.version)
-    if current then
-      return current.path, nil, "already installed"
+    local server = ctx.server and H.server_ok(dir, ctx.version)
+    if current and (server or not ctx.server) then
+      return current.path, nil, "already installed", server and server.path
     end
   end
   local path, err, how
@@ -582,15 +809,15 @@ function H.run(opts)
   if path == nil then
     return nil, err
   end
-  return path, nil, how
+  return path, nil, how, ctx.server_path
 end
 
----Install the native module for the running Neovim. Blocking.
----@param opts? { base_url?: string, from_source?: "auto"|boolean, force?: boolean, quiet?: boolean }
+---Install the native module for the running Neovim, and the MCP server beside it. Blocking.
+---@param opts? { base_url?: string, from_source?: "auto"|boolean, force?: boolean, quiet?: boolean, server?: boolean }
 ---@return true|nil ok, string|nil err
 function M.run(opts)
   opts = H.check_opts(opts)
-  local ok, path, err, how = pcall(H.run, opts)
+  local ok, path, err, how, server = pcall(H.run, opts)
   if not ok then
     path, err = nil, H.fail("install", path)
   end
@@ -602,6 +829,9 @@ function M.run(opts)
   end
   if not opts.quiet then
     local text = "(rpiv_todo) native module " .. how .. ": " .. path
+    if server then
+      text = text .. "\nMCP server: " .. server .. " (what scripts/mcp.sh starts)"
+    end
     local in_use = package.loaded["rpiv_todo.core"] ~= nil or package.loaded["rpiv_todo.native"] ~= nil
     if how ~= "already installed" and in_use then
       text = text .. "\nRestart Neovim to use it (this one keeps the module it loaded)."

@@ -10,6 +10,7 @@ M.release = os.getenv("RPIV_RELEASE_URL") -- http://127.0.0.1:<port>, the good r
 M.dead = os.getenv("RPIV_DEAD_URL") -- a port nothing listens on
 M.log = os.getenv("RPIV_SERVER_LOG")
 M.asset = os.getenv("RPIV_ASSET") -- rpiv_todo_core-<triple>.so
+M.server_asset = os.getenv("RPIV_SERVER_ASSET") -- rpiv_todo_mcp-<triple>
 M.dist = os.getenv("RPIV_DIST") -- the folder holding the good asset and its .sha256
 
 ---The whole content of a file, or nil.
@@ -73,6 +74,43 @@ function M.tool_call_in_new_nvim(extra_env)
   os.remove(out)
   os.remove(script)
   return lines[1], lines[2]
+end
+
+---The MCP server's record run() left in <clone>/lib/mcp.txt, with `path` added.
+function M.server_record()
+  return require("rpiv_todo.install").server(M.root .. "/lib")
+end
+
+---Start an MCP server as an agent does (tests/install/mcp_probe.py): initialize (timed,
+---`starts` times), tools/list, create / list / a rejected update. Returns the probe's
+---report (a table), with `failure` set when it could not talk to the server.
+---@param command string[] the server command
+---@param starts? integer how many times to start it (initialize timed each time)
+function M.probe(command, starts)
+  local state = vim.fn.tempname()
+  local cwd = vim.fn.tempname()
+  vim.fn.mkdir(cwd, "p")
+  local cmd =
+    { "python3", M.root .. "/tests/install/mcp_probe.py", "--cwd", cwd, "--starts", tostring(starts or 1), "--" }
+  vim.list_extend(cmd, command)
+  vim.list_extend(cmd, { "--state-dir", state })
+  local out = vim.fn.system(cmd)
+  vim.fn.delete(state, "rf")
+  vim.fn.delete(cwd, "rf")
+  local ok, report = pcall(vim.json.decode, out)
+  if not ok or type(report) ~= "table" then
+    return { failure = "mcp_probe.py printed: " .. out }
+  end
+  return report
+end
+
+---The smallest of a list of numbers.
+function M.min(list)
+  local m = math.huge
+  for _, v in ipairs(list or {}) do
+    m = math.min(m, v)
+  end
+  return m
 end
 
 ---The server log's lines.

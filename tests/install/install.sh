@@ -4,21 +4,27 @@
 # is served from 127.0.0.1 by tests/install/server.py, started and stopped here and bounded
 # in time by itself and by `timeout`.
 #
-#   1. scripts/package.sh writes the LuaJIT module and its .sha256 for the host triple into
-#      a local release folder (<release>/good/v<version>/), and objdump -T shows no GLIBC_
-#      version above 2.17 in it;
+#   1. scripts/package.sh writes the LuaJIT module, the MCP server and their .sha256 files
+#      for the host triple into a local release folder (<release>/good/v<version>/), and
+#      the npm tarballs into <release>/npm; objdump -T shows no GLIBC_ version above 2.17
+#      in the module or the server;
 #   2. a fresh clone of the repository (the working tree as it is, without build outputs),
 #      with no lua/rpiv_todo/core.so and no cargo on PATH, installs through
-#      require("rpiv_todo.install").run({ base_url = ... }); a new Neovim makes a tool call
-#      (tests/install/fresh_spec.lua), in both Neovims;
-#   3. tampered asset, wrong .sha256, truncated download, server down, unloadable asset:
-#      each refused, the earlier module still working (tests/install/refuse_spec.lua);
+#      require("rpiv_todo.install").run({ base_url = ... }); a new Neovim makes a tool call,
+#      and the installed server, started by the clone's scripts/mcp.sh, answers initialize
+#      in under 100 ms and tool calls (tests/install/fresh_spec.lua), in both Neovims;
+#   3. tampered asset, wrong .sha256, truncated download, server down, unloadable asset,
+#      tampered or broken MCP server: each refused, the earlier module and server still
+#      there (tests/install/refuse_spec.lua);
 #   4. the real lazy.nvim ($RPIV_DEPS/lazy.nvim) installs the plugin from a file:// remote
 #      with the README's build function and RPIV_TODO_BASE_URL; then the tool works in a
 #      new Neovim (tests/install/lazy_spec.lua); vim.pack with a PackChanged autocommand
 #      does the same (tests/install/pack_spec.lua, Neovim 0.12);
 #   5. every target the installer can choose is built by .github/workflows/release.yml
-#      (tests/install/targets_spec.lua).
+#      and has an npm package (tests/install/targets_spec.lua);
+#   6. the npm tarballs install into a temporary prefix with the registry unreachable, and
+#      the server runs as an agent runs it: the installed bin and `npx -y rpiv-todo-mcp`
+#      (tests/install/npm_test.py).
 
 # Set by install_steps.
 INSTALL_REL=
@@ -30,6 +36,12 @@ install_asset() {
     local triple
     triple=$(rustc -vV | sed -n 's/^host: //p')
     echo "rpiv_todo_core-$triple.so"
+}
+
+install_server_asset() {
+    local triple
+    triple=$(rustc -vV | sed -n 's/^host: //p')
+    echo "rpiv_todo_mcp-$triple"
 }
 
 # The packaged module: the newest GLIBC_ version its dynamic symbols need is at most 2.17.
@@ -49,11 +61,31 @@ install_glibc_check() {
 }
 
 # The broken releases beside the good one (the server serves /truncated/good itself).
+# Each has the good MCP server, but for badserver (one byte changed, the good .sha256) and
+# deadserver (a file with a matching checksum that does not run), which have the good
+# module.
 install_bad_releases() {
-    local version=$1 asset=$2 good="$INSTALL_REL/good/v$1" dir
-    for dir in tampered badsum unloadable notasum newer; do
+    local version=$1 asset=$2 server good="$INSTALL_REL/good/v$1" dir
+    server=$(install_server_asset)
+    for dir in tampered badsum unloadable notasum newer badserver deadserver; do
         mkdir -p "$INSTALL_REL/$dir/v$version"
+        if [[ $dir != badserver && $dir != deadserver ]]; then
+            cp "$good/$server" "$good/$server.sha256" "$INSTALL_REL/$dir/v$version/"
+        else
+            cp "$good/$asset" "$good/$asset.sha256" "$INSTALL_REL/$dir/v$version/"
+        fi
     done
+    cp "$good/$server" "$INSTALL_REL/badserver/v$version/$server"
+    python3 - "$INSTALL_REL/badserver/v$version/$server" <<'EOF' || return 1
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+data[len(data) // 2] ^= 0xFF
+open(path, "wb").write(bytes(data))
+EOF
+    cp "$good/$server.sha256" "$INSTALL_REL/badserver/v$version/"
+    printf '#!/bin/sh\necho "not the server" >&2\nexit 3\n' >"$INSTALL_REL/deadserver/v$version/$server"
+    (cd "$INSTALL_REL/deadserver/v$version" && sha256sum "$server" >"$server.sha256")
     # One byte changed in the middle; the .sha256 is the good one.
     cp "$good/$asset" "$INSTALL_REL/tampered/v$version/$asset"
     python3 - "$INSTALL_REL/tampered/v$version/$asset" <<'EOF' || return 1
@@ -150,7 +182,7 @@ install_spec() {
     shift 3
     path=$(install_path) || return 1
     run_nvim "$nvim" "$ROOT/tests/install/$spec" RPIV_ROOT="$clone" PATH="$path" \
-        RPIV_VERSION="$(crate_version)" RPIV_ASSET="$(install_asset)" \
+        RPIV_VERSION="$(crate_version)" RPIV_ASSET="$(install_asset)" RPIV_SERVER_ASSET="$(install_server_asset)" \
         RPIV_RELEASE_URL="http://127.0.0.1:$INSTALL_PORT/good" \
         RPIV_DEAD_URL="http://127.0.0.1:$INSTALL_DEAD_PORT" \
         RPIV_DIST="$INSTALL_REL/good/v$(crate_version)" \
@@ -171,15 +203,20 @@ install_steps() {
     asset=$(install_asset)
     INSTALL_REL="$SCRATCH/release"
     mkdir -p "$INSTALL_REL"
-    step "install: scripts/package.sh writes $asset and its .sha256" \
-        scripts/package.sh --out "$INSTALL_REL/good/v$version"
+    step "install: scripts/package.sh writes $asset, $(install_server_asset), their .sha256 and the npm tarballs" \
+        scripts/package.sh --out "$INSTALL_REL/good/v$version" --npm "$INSTALL_REL/npm"
     if ! steps_passed "install: scripts/package.sh"; then
         skip "install: objdump -T shows no GLIBC_ above 2.17" "scripts/package.sh failed"
         skip "install: from a local release" "scripts/package.sh failed"
+        skip "install: npm tarballs" "scripts/package.sh failed"
         return
     fi
     step "install: objdump -T shows no GLIBC_ above 2.17 in $asset" \
         install_glibc_check "$INSTALL_REL/good/v$version/$asset"
+    step "install: objdump -T shows no GLIBC_ above 2.17 in $(install_server_asset)" \
+        install_glibc_check "$INSTALL_REL/good/v$version/$(install_server_asset)"
+    step "install: the npm tarballs install offline into a temporary prefix; the bin and npx -y rpiv-todo-mcp serve (tests/install/npm_test.py)" \
+        python3 "$ROOT/tests/install/npm_test.py" "$INSTALL_REL/npm" "$version"
     step "install: targets the installer can choose are all built by release.yml" \
         run_nvim "${NVIM_NEW:-$NVIM_OLD}" "$ROOT/tests/install/targets_spec.lua"
     step "install: broken releases for the refusal tests" install_bad_releases "$version" "$asset"
@@ -240,6 +277,12 @@ install_packaging_tools() {
         as_root apt-get update -qq || return 1
         DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends binutils || return 1
     fi
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        # npm pack (scripts/package.sh --npm) and the npm install tests.
+        echo "installing with apt-get: nodejs npm"
+        as_root apt-get update -qq || return 1
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends nodejs npm || return 1
+    fi
     if ! command -v zig >/dev/null && ! python3 -m ziglang version >/dev/null 2>&1; then
         echo "installing with pip: ziglang (zig for cargo-zigbuild)"
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore ziglang || return 1
@@ -249,6 +292,7 @@ install_packaging_tools() {
         cargo install cargo-zigbuild --locked || return 1
         command -v cargo-zigbuild >/dev/null || { echo "cargo installed no cargo-zigbuild on PATH"; return 1; }
     fi
+    printf '%-8s %s\n' node "$(node --version)" npm "$(npm --version)"
     printf '%-8s %s\n' zig "$(python3 -m ziglang version 2>/dev/null || zig version)"
     printf '%-8s %s\n' zigbuild "$(cargo-zigbuild --version)"
 }

@@ -1,10 +1,11 @@
 -- tests/install/refuse_spec.lua: downloads that must be refused, each leaving the module
--- installed before (by tests/install/fresh_spec.lua, in the same clone) in place and
--- working: a tampered asset, a wrong .sha256, a truncated download, a server that is
--- down, an asset that does not load. Then: curl goes through the proxy the environment
--- names, from_source = "auto" falls back to cargo (a stand-in cargo that records its
--- arguments), and a newer release goes to a new file while the loaded one stays as it
--- was. Run by tests/install/install.sh.
+-- and the MCP server installed before (by tests/install/fresh_spec.lua, in the same clone)
+-- in place and working: a tampered asset, a wrong .sha256, a truncated download, a server
+-- that is down, an asset that does not load, a tampered MCP server, an MCP server that
+-- does not run. Then: curl goes through the proxy the environment names, from_source =
+-- "auto" falls back to cargo (a stand-in cargo that records its arguments), and a newer
+-- release goes to a new file while the loaded one stays as it was. Run by
+-- tests/install/install.sh.
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local C = dofile(os.getenv("RPIV_ROOT") .. "/tests/install/common.lua")
@@ -14,6 +15,9 @@ H.install = require("rpiv_todo.install")
 H.before = C.record()
 H.before_bytes = H.before and C.read(H.before.path)
 H.before_record = C.read(C.root .. "/lib/installed.txt")
+H.before_server = C.server_record()
+H.before_server_record = C.read(C.root .. "/lib/mcp.txt")
+H.before_server_bytes = H.before_server and C.read(H.before_server.path)
 
 -- This Neovim loads the installed module first, as a user's would.
 T.test("the module installed before loads and answers (baseline)", function()
@@ -32,20 +36,23 @@ end
 
 H.files_before = H.lib_files()
 
----run() one case: it must fail at `step`, name the URL, and leave everything as it was.
-function H.refused(name, base_url, step, detail)
+---run() one case: it must fail at `step`, name the URL of `asset` (default the module's),
+---and leave everything as it was.
+function H.refused(name, base_url, step, detail, asset)
   T.test(name .. " is refused and the earlier module still works", function()
     local ok, err = H.install.run({ base_url = base_url, force = true, from_source = false, quiet = true })
     T.eq(ok, nil, "run() returns nil")
     err = tostring(err)
     T.contains(err, "(rpiv_todo) install: " .. step .. " failed", "the error names the step")
-    T.contains(err, "URL: " .. base_url .. "/v" .. C.version .. "/" .. C.asset, "the error names the URL")
+    T.contains(err, "URL: " .. base_url .. "/v" .. C.version .. "/" .. (asset or C.asset), "the error names the URL")
     T.contains(err, "What to do:", "the error says what to do")
     if detail then
       T.contains(err, detail, "the error says why")
     end
     T.eq(C.read(C.root .. "/lib/installed.txt"), H.before_record, "the record is untouched")
     T.eq(C.read(H.before.path), H.before_bytes, "the earlier module is untouched")
+    T.eq(C.read(C.root .. "/lib/mcp.txt"), H.before_server_record, "the server's record is untouched")
+    T.eq(C.read(H.before_server.path), H.before_server_bytes, "the earlier server is untouched")
     T.same(H.lib_files(), H.files_before, "no file added or left behind in lib/")
     local result = require("rpiv_todo").session(name):execute({ action = "create", subject = "Still" })
     T.eq(result.content[1].text, "Created #1: Still (pending)", "this Neovim's module still answers")
@@ -61,18 +68,32 @@ H.refused("a truncated download", C.release:gsub("/good$", "/truncated/good"), "
 H.refused("a server that is down", C.dead, "download", "curl exited with 7")
 H.refused("an asset that does not load", C.release:gsub("/good$", "/unloadable"), "load", "package.loadlib refused it")
 H.refused("a .sha256 that is not a checksum", C.release:gsub("/good$", "/notasum"), "verify", "64 hex digits")
+H.refused("a tampered MCP server", C.release:gsub("/good$", "/badserver"), "verify", "the .sha256 says", C.server_asset)
+H.refused(
+  "an MCP server that does not run",
+  C.release:gsub("/good$", "/deadserver"),
+  "run the server",
+  "--version` exited with",
+  C.server_asset
+)
 
 T.test("the offline advice names the files and the folder to put them in", function()
   local _, err = H.install.run({ base_url = C.dead, force = true, from_source = false, quiet = true })
   local url = C.dead .. "/v" .. C.version .. "/" .. C.asset
-  T.contains(tostring(err), "download " .. url .. " and " .. url .. ".sha256", "both files")
-  T.contains(tostring(err), "put both in " .. C.root .. "/lib/", "the folder")
+  local server = C.dead .. "/v" .. C.version .. "/" .. C.server_asset
+  T.contains(
+    tostring(err),
+    "download " .. url .. " and " .. url .. ".sha256, and " .. server .. " and " .. server .. ".sha256",
+    "all four files"
+  )
+  T.contains(tostring(err), "put all four in " .. C.root .. "/lib/", "the folder")
 end)
 
 T.test("files put in lib/ by hand are used offline, then removed", function()
   local lib = C.root .. "/lib/"
-  vim.fn.writefile(vim.fn.readfile(C.dist .. "/" .. C.asset, "b"), lib .. C.asset, "b")
-  vim.fn.writefile(vim.fn.readfile(C.dist .. "/" .. C.asset .. ".sha256", "b"), lib .. C.asset .. ".sha256", "b")
+  for _, name in ipairs({ C.asset, C.asset .. ".sha256", C.server_asset, C.server_asset .. ".sha256" }) do
+    vim.fn.writefile(vim.fn.readfile(C.dist .. "/" .. name, "b"), lib .. name, "b")
+  end
   local ok, err = H.install.run({ base_url = C.dead, force = true, from_source = false, quiet = true })
   T.eq(err, nil, "no error")
   T.eq(ok, true, "installed")
@@ -81,6 +102,10 @@ T.test("files put in lib/ by hand are used offline, then removed", function()
   T.eq(record.file, H.before.file, "the same bytes keep the same file")
   T.eq(C.read(record.path), H.before_bytes, "untouched")
   T.eq(vim.fn.filereadable(lib .. C.asset), 0, "the hand-placed asset is gone")
+  local server = C.server_record()
+  T.eq(server.source, "copied", "mcp.txt: source")
+  T.eq(server.file, H.before_server.file, "the same server bytes keep the same file")
+  T.eq(vim.fn.filereadable(lib .. C.server_asset), 0, "the hand-placed server is gone")
 end)
 
 T.test("curl goes through the proxy the environment names (http_proxy)", function()
@@ -97,26 +122,33 @@ T.test("curl goes through the proxy the environment names (http_proxy)", functio
   T.eq(err, nil, "no error")
   T.eq(ok, true, "installed through the proxy")
   local lines = C.log_lines()
-  T.same({ lines[before + 1], lines[before + 2] }, {
+  T.same({ lines[before + 1], lines[before + 2], lines[before + 3], lines[before + 4] }, {
     "proxy GET /good/v" .. C.version .. "/" .. C.asset .. ".sha256",
     "proxy GET /good/v" .. C.version .. "/" .. C.asset,
-  }, "both requests reached the proxy")
+    "proxy GET /good/v" .. C.version .. "/" .. C.server_asset .. ".sha256",
+    "proxy GET /good/v" .. C.version .. "/" .. C.server_asset,
+  }, "all four requests reached the proxy")
   T.eq(C.record().url, "http://release.invalid/good/v" .. C.version .. "/" .. C.asset, "record: url")
 end)
 
--- A stand-in cargo: records its arguments, and "builds" by copying the release's asset to
--- where cargo would put the library.
+-- A stand-in cargo: records its arguments (each run's, then a line "--"), and "builds" by
+-- copying the release's module, or its server for `-p rpiv_todo_mcp`, to where cargo
+-- would put it.
 function H.fake_cargo()
   local bin = vim.fn.tempname()
   vim.fn.mkdir(bin, "p")
   local args = bin .. "/args"
   vim.fn.writefile({
     "#!/bin/sh",
-    'printf "%s\\n" "$@" > ' .. vim.fn.shellescape(args),
-    'while [ $# -gt 0 ]; do [ "$1" = --target-dir ] && dir=$2; shift; done',
-    'mkdir -p "$dir/release" && cp '
+    'printf "%s\\n" "$@" -- >> ' .. vim.fn.shellescape(args),
+    "server=",
+    'while [ $# -gt 0 ]; do [ "$1" = --target-dir ] && dir=$2; [ "$1" = rpiv_todo_mcp ] && server=1; shift; done',
+    'mkdir -p "$dir/release"',
+    'if [ -n "$server" ]; then cp '
+      .. vim.fn.shellescape(C.dist .. "/" .. C.server_asset)
+      .. ' "$dir/release/rpiv_todo_mcp"; else cp '
       .. vim.fn.shellescape(C.dist .. "/" .. C.asset)
-      .. ' "$dir/release/librpiv_todo.so"',
+      .. ' "$dir/release/librpiv_todo.so"; fi',
   }, bin .. "/cargo")
   vim.fn.setfperm(bin .. "/cargo", "rwxr-xr-x")
   return bin, args
@@ -131,6 +163,8 @@ T.test('from_source = "auto" builds with cargo when the download fails', functio
   T.eq(err, nil, "no error")
   T.eq(ok, true, "installed")
   T.eq(C.record().source, "built", "record: source")
+  T.eq(C.server_record().source, "built", "mcp.txt: source")
+  T.eq(C.read(C.server_record().path), C.read(C.dist .. "/" .. C.server_asset), "the built server is installed")
   T.same(vim.fn.readfile(args), {
     "build",
     "--manifest-path",
@@ -142,7 +176,17 @@ T.test('from_source = "auto" builds with cargo when the download fails', functio
     "module,luajit",
     "--target-dir",
     C.root .. "/target/module-luajit",
-  }, "what scripts/build-module.sh luajit runs")
+    "--",
+    "build",
+    "--manifest-path",
+    C.root .. "/Cargo.toml",
+    "--release",
+    "-p",
+    "rpiv_todo_mcp",
+    "--target-dir",
+    C.root .. "/target",
+    "--",
+  }, "what scripts/build-module.sh luajit runs, then the server's build")
   vim.fn.delete(bin, "rf")
 end)
 
@@ -184,10 +228,13 @@ T.test(":TodosInstall! download installs from RPIV_TODO_BASE_URL and says to res
     notes[1] and notes[1].msg,
     "(rpiv_todo) native module downloaded: "
       .. C.record().path
+      .. "\nMCP server: "
+      .. C.server_record().path
+      .. " (what scripts/mcp.sh starts)"
       .. "\nRestart Neovim to use it (this one keeps the module it loaded).",
     "message"
   )
-  T.eq(#C.log_lines(), before + 2, "the two files were fetched")
+  T.eq(#C.log_lines(), before + 4, "the four files were fetched")
   T.eq(C.record().url, C.release .. "/v" .. C.version .. "/" .. C.asset, "record: url")
 end)
 

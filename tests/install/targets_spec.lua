@@ -1,7 +1,8 @@
 -- tests/install/targets_spec.lua: every prebuilt module the installer can choose
 -- (require("rpiv_todo.install").TARGETS) is built by .github/workflows/release.yml, and
--- the workflow builds nothing the installer would never pick. The workflow cannot run
--- here; this keeps the two lists from drifting apart.
+-- the workflow builds nothing the installer would never pick; the npm launcher
+-- (npm/rpiv-todo-mcp) has one platform package for each of those targets. The workflow
+-- cannot run here; this keeps the lists from drifting apart.
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 
@@ -48,10 +49,64 @@ T.test("the asset names are the ones scripts/package.sh writes", function()
   }, "asset names")
 end)
 
-T.test("release.yml runs scripts/package.sh and attaches the .sha256 files", function()
-  T.contains(workflow, "scripts/package.sh --out dist --target ${{ matrix.target }}", "package step")
-  T.contains(workflow, "*.sha256", "checksums attached")
+T.test("the MCP server's asset names are the ones scripts/package.sh writes", function()
+  local names = {}
+  for _, target in ipairs(install.TARGETS) do
+    names[#names + 1] = install.server_asset_name(target)
+  end
+  T.same(names, {
+    "rpiv_todo_mcp-x86_64-unknown-linux-gnu",
+    "rpiv_todo_mcp-aarch64-unknown-linux-gnu",
+    "rpiv_todo_mcp-x86_64-unknown-linux-musl",
+    "rpiv_todo_mcp-aarch64-unknown-linux-musl",
+    "rpiv_todo_mcp-x86_64-apple-darwin",
+    "rpiv_todo_mcp-aarch64-apple-darwin",
+    "rpiv_todo_mcp-x86_64-pc-windows-msvc.exe",
+  }, "server asset names")
+end)
+
+T.test("release.yml runs scripts/package.sh, attaches every file it wrote and publishes to npm", function()
+  T.contains(workflow, "scripts/package.sh --out dist --target ${{ matrix.target }} --npm npm-dist", "package step")
+  T.contains(workflow, "dist/*", "every asset and .sha256 attached")
   T.contains(workflow, 'MACOSX_DEPLOYMENT_TARGET: "11.0"', "macOS deployment target")
+  T.contains(workflow, 'npm publish "$tgz" --access public', "platform packages published")
+  T.contains(workflow, 'npm publish "npm-dist/rpiv-todo-mcp-$version.tgz"', "the launcher published")
+end)
+
+T.test("the npm launcher has one platform package per installer target, at the crate's version", function()
+  local platforms = vim.json.decode(T.read(T.root() .. "/npm/rpiv-todo-mcp/platforms.json"))
+  local launcher = vim.json.decode(T.read(T.root() .. "/npm/rpiv-todo-mcp/package.json"))
+  local triples, want_deps = {}, {}
+  for _, p in ipairs(platforms) do
+    triples[#triples + 1] = p.triple
+    want_deps[p.package] = T.cargo_version()
+  end
+  local targets = {}
+  for _, target in ipairs(install.TARGETS) do
+    targets[#targets + 1] = target.triple
+  end
+  T.same(triples, targets, "platforms.json: the installer's targets, in order")
+  T.same(launcher.optionalDependencies, want_deps, "optionalDependencies")
+  T.eq(launcher.version, T.cargo_version(), "the launcher's version")
+  T.eq(launcher.scripts, nil, "no scripts (no postinstall download)")
+  T.same(launcher.bin, { ["rpiv-todo-mcp"] = "bin/rpiv-todo-mcp.js" }, "bin")
+  for _, p in ipairs(platforms) do
+    local node_os = { Linux = "linux", Darwin = "darwin", Windows_NT = "win32" }
+    local target
+    for _, t in ipairs(install.TARGETS) do
+      if t.triple == p.triple then
+        target = t
+      end
+    end
+    T.eq(p.os, node_os[target.os], p.triple .. ": os")
+    T.eq(p.cpu, ({ x86_64 = "x64", aarch64 = "arm64" })[target.arch], p.triple .. ": cpu")
+    T.eq(p.libc, ({ gnu = "glibc", musl = "musl" })[target.libc or ""], p.triple .. ": libc")
+    T.eq(
+      "rpiv_todo_mcp-" .. p.triple .. (p.bin:match("%.exe$") or ""),
+      install.server_asset_name(target),
+      p.triple .. ": bin"
+    )
+  end
 end)
 
 T.test("one project URL: Cargo.toml, both rockspecs, the installer's default and the README agree", function()

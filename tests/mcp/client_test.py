@@ -10,6 +10,15 @@ result against the result type of the request it answers). It also checks that t
 was saved in the state directory given with --state-dir, in the one file
 rpiv_todo.persist names after the working directory and the session.
 
+It does all that twice, in two projects: as the server starts by default (each result is
+the reply text as content and nothing else: no structuredContent, no outputSchema), and
+with --structured (the tool declares an outputSchema; each result also has
+structuredContent, the reply text as its first field, then the call echoed and the list,
+validated against that outputSchema by the SDK and by this test). The structured run
+turns it on from the config file (`return { structured = true }`) and the default run
+checks that a config returning nothing leaves it off. Last, scripts/mcp.sh is started five
+times (tests/install/mcp_probe.py) and must answer initialize in under 100 ms.
+
     python3 tests/mcp/client_test.py [SCHEMA_DIR]
 
 SCHEMA_DIR holds schema-2025-11-25.json (default: $RPIV_DEPS/model-context-protocol, then
@@ -71,10 +80,16 @@ def errors_of(validator, value):
     return [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(value)]
 
 
-async def run(schema, workdir, state_dir, raw_log):
+async def run(schema, workdir, state_dir, raw_log, structured):
     tool_validator = validator_for(schema, "Tool")
     call_validator = validator_for(schema, "CallToolResult")
     mcp_sh = str(ROOT / "scripts" / "mcp.sh")
+    mode = "--structured" if structured else "default"
+    config_dir = workdir / "config" / "rpiv_todo"
+    config_dir.mkdir(parents=True)
+    # The structured run turns it on from the config file; the default run has a config
+    # that returns nothing.
+    (config_dir / "mcp.lua").write_text("return { structured = true }\n" if structured else "local unused = 1\n")
     # tee keeps every byte each side writes; the other side reads the same bytes.
     command = (
         f"set -o pipefail; tee -a {shlex.quote(str(raw_log))}.in"
@@ -85,20 +100,31 @@ async def run(schema, workdir, state_dir, raw_log):
         command="bash",
         args=["-c", command],
         cwd=str(workdir),
-        env={**os.environ, "XDG_CONFIG_HOME": str(workdir / "no-config")},
+        env={**os.environ, "XDG_CONFIG_HOME": str(workdir / "config")},
     )
     texts = []
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = wire(await session.initialize())
-            eq(init["protocolVersion"], "2025-11-25", "the revision agreed on")
+            eq(init["protocolVersion"], "2025-11-25", f"{mode}: the revision agreed on")
             eq(init["serverInfo"]["name"], "rpiv_todo", "server name")
 
             tools = await session.list_tools()
             eq([t.name for t in tools.tools], ["todo"], "one tool, todo")
             tool = wire(tools.tools[0])
             errs = errors_of(tool_validator, tool)
-            eq(errs, [], "the tool validates against the schema's Tool")
+            eq(errs, [], f"{mode}: the tool validates against the schema's Tool")
+            output_validator = None
+            if structured:
+                output = tool.get("outputSchema")
+                check(output is not None, "--structured: the tool declares an outputSchema", tool)
+                if output is not None:
+                    jsonschema.Draft202012Validator.check_schema(output)
+                    eq(output.get("type"), "object", "--structured: outputSchema is an object schema")
+                    eq(output.get("required"), ["text", "tasks", "nextId"], "--structured: outputSchema.required")
+                    output_validator = jsonschema.Draft202012Validator(output)
+            else:
+                eq(tool.get("outputSchema"), None, "default: no outputSchema")
             eq(tool["inputSchema"]["required"], ["action"], "inputSchema.required")
             eq(
                 tool["inputSchema"]["properties"]["action"]["enum"],
@@ -136,28 +162,45 @@ async def run(schema, workdir, state_dir, raw_log):
             ]
             for args, want_text, want_error in calls:
                 result = wire(await session.call_tool("todo", args))
-                what = json.dumps(args)
+                what = f"{mode} {json.dumps(args)}"
                 eq(errors_of(call_validator, result), [], f"{what}: validates as CallToolResult")
                 eq([c["type"] for c in result["content"]], ["text"], f"{what}: one text block")
                 eq(result["content"][0]["text"], want_text, f"{what}: reply text")
                 eq(result.get("isError", False), want_error, f"{what}: isError")
+                texts.append(result["content"][0]["text"])
+                if not structured:
+                    eq(result.get("structuredContent"), None, f"{what}: no structuredContent")
+                    continue
                 details = result.get("structuredContent") or {}
+                eq(list(details)[:1], ["text"], f"{what}: structuredContent starts with text")
+                eq(details.get("text"), want_text, f"{what}: structuredContent.text is the reply text")
                 eq(details.get("action"), args["action"], f"{what}: structuredContent.action")
                 eq(details.get("params"), args, f"{what}: structuredContent.params")
-                texts.append(result["content"][0]["text"])
+                if output_validator is not None:
+                    eq(errors_of(output_validator, details), [], f"{what}: structuredContent validates against outputSchema")
                 if want_error:
                     eq(details.get("error"), "#9 not found", f"{what}: structuredContent.error")
-            final = result["structuredContent"]
-            eq(final["nextId"], 4, "nextId after three creates")
-            eq(
-                [(t["id"], t["status"], t.get("blockedBy")) for t in final["tasks"]],
-                [(1, "in_progress", None), (2, "pending", None), (3, "pending", [1, 2])],
-                "the tasks after the bad call are unchanged",
-            )
+                else:
+                    check("error" not in details, f"{what}: no structuredContent.error", details)
+            if structured:
+                final = result["structuredContent"]
+                eq(final["nextId"], 4, "--structured: nextId after three creates")
+                eq(
+                    [(t["id"], t["status"], t.get("blockedBy")) for t in final["tasks"]],
+                    [(1, "in_progress", None), (2, "pending", None), (3, "pending", [1, 2])],
+                    "--structured: the tasks after the bad call are unchanged",
+                )
+            else:
+                listed = wire(await session.call_tool("todo", {"action": "list"}))
+                eq(
+                    listed["content"][0]["text"],
+                    calls[4][1],
+                    "default: the list after the bad call is unchanged",
+                )
     return texts
 
 
-def validate_raw(schema, raw_log):
+def validate_raw(schema, raw_log, structured):
     """Every line the server wrote is a JSON-RPC message of the schema, and each result
     validates as the result type of the request it answers (found by id among the lines
     the client wrote)."""
@@ -192,7 +235,16 @@ def validate_raw(schema, raw_log):
                 bad += [f"line {i + 1} ({method}): {e}" for e in errors_of(by_method[method], msg["result"])]
         if "error" in msg:
             bad.append(f"line {i + 1}: a protocol error: {msg['error']}")
-    eq(bad, [], f"every message the server sent ({len(lines)}) validates against the schema")
+        if method == "tools/call" and "result" in msg:
+            result = msg["result"]
+            if structured:
+                # The order on the wire: the reply text is the first field.
+                if list(result.get("structuredContent") or {})[:1] != ["text"]:
+                    bad.append(f"line {i + 1}: structuredContent does not start with text")
+            elif "structuredContent" in result:
+                bad.append(f"line {i + 1}: structuredContent sent without --structured")
+    mode = "--structured" if structured else "default"
+    eq(bad, [], f"{mode}: every message the server sent ({len(lines)}) validates against the schema")
 
 
 def check_2026(schema_2026, workdir, state_dir):
@@ -245,6 +297,40 @@ def check_2026(schema_2026, workdir, state_dir):
     )
 
 
+def start_time(workdir, state_dir):
+    """scripts/mcp.sh answers initialize in under 100 ms (the best of five starts: the
+    machine may be busy), and says nothing on stderr."""
+    sys.path.insert(0, str(ROOT / "tests" / "install"))
+    sys.dont_write_bytecode = True  # no __pycache__ left in tests/install
+    import mcp_probe
+
+    times = []
+    command = [str(ROOT / "scripts" / "mcp.sh"), "--state-dir", str(state_dir)]
+    for _ in range(5):
+        proc, _, _, reply, ms = mcp_probe.initialize(command, str(workdir), 30)
+        code, stderr = mcp_probe.finish(proc, 30)
+        times.append(round(ms, 1))
+        eq((reply.get("result") or {}).get("serverInfo", {}).get("name"), "rpiv_todo", "scripts/mcp.sh: initialize answered")
+        eq((code, stderr), (0, ""), "scripts/mcp.sh: exit 0 on EOF, nothing on stderr")
+    print(f"# scripts/mcp.sh initialize, ms: {times}")
+    check(min(times) < 100, f"scripts/mcp.sh answers initialize in under 100 ms (best {min(times)} ms)")
+
+
+def saved_list(state_dir, mode):
+    """One file in the state directory: the project's list, named by rpiv_todo.persist (as
+    the editor names it), holding the three tasks."""
+    saved = sorted(state_dir.glob("*.json"))
+    eq(len(saved), 1, f"{mode}: one list file in the state directory")
+    if saved:
+        check(saved[0].name.endswith("@default.json"), f"{mode}: the directory's default list: {saved[0].name}")
+        state = json.loads(saved[0].read_text())
+        eq(
+            [(t["id"], t["subject"], t["status"]) for t in state["tasks"]],
+            [(1, "Write the parser", "in_progress"), (2, "Write the tests", "pending"), (3, "Ship it", "pending")],
+            f"{mode}: the saved list",
+        )
+
+
 def main():
     schema_path = schema_dir() / "schema-2025-11-25.json"
     if not schema_path.is_file():
@@ -253,28 +339,24 @@ def main():
     schema = json.loads(schema_path.read_text())
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        workdir = tmp / "project"
-        workdir.mkdir()
-        state_dir = tmp / "state"
-        raw_log = tmp / "server.jsonl"
-        asyncio.run(run(schema, workdir, state_dir, raw_log))
-        validate_raw(schema, raw_log)
-        schema_2026_path = schema_path.parent / "schema-2026-07-28.json"
-        if schema_2026_path.is_file():
-            check_2026(json.loads(schema_2026_path.read_text()), workdir, state_dir)
-        else:
-            check(False, f"{schema_2026_path} not found")
-        # One file: this directory's list, named by rpiv_todo.persist (as the editor names it).
-        saved = sorted(state_dir.glob("*.json"))
-        eq(len(saved), 1, "one list file in the state directory")
-        if saved:
-            check(saved[0].name.endswith("@default.json"), f"the directory's default list: {saved[0].name}")
-            state = json.loads(saved[0].read_text())
-            eq(
-                [(t["id"], t["subject"], t["status"]) for t in state["tasks"]],
-                [(1, "Write the parser", "in_progress"), (2, "Write the tests", "pending"), (3, "Ship it", "pending")],
-                "the saved list",
-            )
+        for structured in (False, True):
+            mode = "--structured" if structured else "default"
+            name = "structured" if structured else "default"
+            workdir = tmp / f"project-{name}"
+            workdir.mkdir()
+            state_dir = tmp / f"state-{name}"
+            raw_log = tmp / f"server-{name}.jsonl"
+            texts = asyncio.run(run(schema, workdir, state_dir, raw_log, structured))
+            eq(len(texts), 6, f"{mode}: six calls answered")
+            validate_raw(schema, raw_log, structured)
+            if not structured:
+                schema_2026_path = schema_path.parent / "schema-2026-07-28.json"
+                if schema_2026_path.is_file():
+                    check_2026(json.loads(schema_2026_path.read_text()), workdir, state_dir)
+                else:
+                    check(False, f"{schema_2026_path} not found")
+            saved_list(state_dir, mode)
+        start_time(tmp / "project-default", tmp / "state-default")
     print(f"{PASSED} passed, {FAILED} failed")
     return 0 if FAILED == 0 else 1
 
