@@ -381,7 +381,10 @@ impl SharedFile {
                 Ok(Some(lock)) => return Ok(lock),
                 Ok(None) => {}
                 Err(e) => {
-                    let dir = self.lock_path.parent().filter(|d| !d.as_os_str().is_empty());
+                    let dir = self
+                        .lock_path
+                        .parent()
+                        .filter(|d| !d.as_os_str().is_empty());
                     let reason = match dir {
                         Some(dir) if e.kind() == io::ErrorKind::NotFound && !dir.exists() => {
                             format!("the directory {} does not exist", dir.display())
@@ -500,10 +503,7 @@ impl SharedFile {
                 }
                 Err(e) => Err(TransactError::Store(StoreError::Write {
                     path: self.shown(),
-                    reason: format!(
-                        "{why}; it could not be moved aside ({})",
-                        store::reason(&e)
-                    ),
+                    reason: format!("{why}; it could not be moved aside ({})", store::reason(&e)),
                 })),
             };
         }
@@ -640,10 +640,9 @@ mod tests {
 
     fn create(subject: &str) -> impl FnOnce(&mut State) -> (Reply, bool) + '_ {
         move |s: &mut State| {
-            let p = Params::from_value(
-                &serde_json::json!({"action": "create", "subject": subject}),
-            )
-            .unwrap();
+            let p =
+                Params::from_value(&serde_json::json!({"action": "create", "subject": subject}))
+                    .unwrap();
             let r = reducer::apply(s, &p);
             let changed = r.error.is_none();
             (r, changed)
@@ -651,7 +650,10 @@ mod tests {
     }
 
     fn tmp() -> tempfile::TempDir {
-        tempfile::Builder::new().prefix("rpiv-shared").tempdir().unwrap()
+        tempfile::Builder::new()
+            .prefix("rpiv-shared")
+            .tempdir()
+            .unwrap()
     }
 
     #[test]
@@ -670,7 +672,11 @@ mod tests {
         assert_eq!(r2.text, "Created #2: two (pending)");
         assert_eq!(r3.text, "Created #3: three (pending)");
         let file = store::load(&path).unwrap();
-        let subjects: Vec<_> = file.tasks.iter().map(|t| (t.id, t.subject.as_str())).collect();
+        let subjects: Vec<_> = file
+            .tasks
+            .iter()
+            .map(|t| (t.id, t.subject.as_str()))
+            .collect();
         assert_eq!(subjects, [(1, "one"), (2, "two"), (3, "three")]);
         assert_eq!(a.generation(), 3);
         assert_eq!(b.sync(&mut sb).unwrap(), Synced::Reloaded);
@@ -788,7 +794,11 @@ mod tests {
         let mut a = SharedFile::new(&path, DEFAULT_WAIT);
         let mut s = State::default();
         a.transact(&mut s, true, create("one")).unwrap();
-        assert_eq!(fs::metadata(&a.lock_path).unwrap().len(), 0, "no mark between saves");
+        assert_eq!(
+            fs::metadata(&a.lock_path).unwrap().len(),
+            0,
+            "no mark between saves"
+        );
         // What a kill between the temporary file's creation and the rename leaves.
         fs::write(&a.lock_path, b"w").unwrap();
         let left = dir.path().join(".l.json.Ab12Cd.tmp");
@@ -804,7 +814,10 @@ mod tests {
 
     #[test]
     fn generations_are_read_from_the_head_only_when_written_here() {
-        assert_eq!(generation_of(b"{\"version\":1,\"generation\":42,\"tasks\":[]"), 42);
+        assert_eq!(
+            generation_of(b"{\"version\":1,\"generation\":42,\"tasks\":[]"),
+            42
+        );
         assert_eq!(generation_of(b"{\"version\":1,\"tasks\":[]"), 0);
         assert_eq!(generation_of(b"{\"version\":1,\"generation\":42"), 0);
         assert_eq!(generation_of(b"{\"version\":1,\"generation\":,"), 0);

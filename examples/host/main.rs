@@ -105,7 +105,7 @@ pub fn use_color(
 ) -> bool {
     match flag {
         Some(choice) => choice,
-        None => stdout_is_terminal && !no_color.is_some_and(|v| !v.is_empty()),
+        None => stdout_is_terminal && no_color.is_none_or(|v| v.is_empty()),
     }
 }
 

@@ -347,14 +347,22 @@ impl UserData for List {
                 };
                 let list = &mut *list;
                 let Some(file) = list.file.as_mut() else {
-                    return Ok((LuaValue::Nil, Some("the list is not bound to a file".into()), Some("unbound")));
+                    return Ok((
+                        LuaValue::Nil,
+                        Some("the list is not bound to a file".into()),
+                        Some("unbound"),
+                    ));
                 };
                 match file.sync(&mut list.state) {
                     Ok(what) => {
                         if what == shared::Synced::Reloaded {
                             list.view.get_mut().changed();
                         }
-                        Ok((LuaValue::String(lua.create_string(what.as_str())?), None, None))
+                        Ok((
+                            LuaValue::String(lua.create_string(what.as_str())?),
+                            None,
+                            None,
+                        ))
                     }
                     Err(e) => Ok(failed(&e)),
                 }
@@ -372,23 +380,30 @@ impl UserData for List {
                 }
             })
         });
-        m.add_function("unbind", |lua, (ud, remove): (AnyUserData, Option<bool>)| {
-            guarded(lua, "list:unbind", || {
-                let Some(mut list) = writable(&ud)? else {
-                    return Err(super::api_error("list:unbind", Error::Busy));
-                };
-                let file = list.file.take();
-                match (file, remove) {
-                    (Some(mut f), Some(true)) => match f.remove_if_unchanged() {
-                        Ok(removed) => Ok((LuaValue::Boolean(removed), None, None)),
-                        Err(e) => Ok(failed(&e)),
-                    },
-                    _ => Ok((LuaValue::Boolean(false), None, None)),
-                }
-            })
-        });
+        m.add_function(
+            "unbind",
+            |lua, (ud, remove): (AnyUserData, Option<bool>)| {
+                guarded(lua, "list:unbind", || {
+                    let Some(mut list) = writable(&ud)? else {
+                        return Err(super::api_error("list:unbind", Error::Busy));
+                    };
+                    let file = list.file.take();
+                    match (file, remove) {
+                        (Some(mut f), Some(true)) => match f.remove_if_unchanged() {
+                            Ok(removed) => Ok((LuaValue::Boolean(removed), None, None)),
+                            Err(e) => Ok(failed(&e)),
+                        },
+                        _ => Ok((LuaValue::Boolean(false), None, None)),
+                    }
+                })
+            },
+        );
         m.add_method_mut("notices", |lua, this, ()| {
-            let notices = this.file.as_mut().map(SharedFile::take_notices).unwrap_or_default();
+            let notices = this
+                .file
+                .as_mut()
+                .map(SharedFile::take_notices)
+                .unwrap_or_default();
             lua.create_sequence_from(notices)
         });
         m.add_method("file", |_, this, ()| {
