@@ -196,12 +196,38 @@ def _sse(event, data):
     return f"{head}data: {json.dumps(data)}\n\n".encode()
 
 
-class ScriptedModel:
-    """The scripted model: `calls` is a list of todo arguments, one per turn."""
+class Lockstep:
+    """Models that take turns: a model about to make its call k waits (up to 10 s) until
+    every other model has had k of its calls answered or has finished, so the agents'
+    calls interleave."""
 
-    def __init__(self, calls, final_text=FINAL_TEXT):
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.answered = {}
+
+    def wait(self, name, k):
+        with self.cond:
+            self.answered[name] = k
+            self.cond.notify_all()
+            self.cond.wait_for(lambda: all(n == name or a >= k for n, a in self.answered.items()), timeout=10)
+
+    def finish(self, name):
+        with self.cond:
+            self.answered[name] = float("inf")
+            self.cond.notify_all()
+
+
+class ScriptedModel:
+    """The scripted model: `calls` is a list of todo arguments, one per turn. With a
+    Lockstep, it takes turns with the other models on it, as `name`."""
+
+    def __init__(self, calls, final_text=FINAL_TEXT, lockstep=None, name=None):
         self.calls = list(calls)
         self.final_text = final_text
+        self.lockstep = lockstep
+        self.name = name
+        if lockstep:
+            lockstep.wait(name, 0)
         self.lock = threading.Lock()
         self.requests = []
         self.counter = 0
@@ -224,7 +250,11 @@ class ScriptedModel:
             return None, SIDE_TEXT
         done = todo_exchanges(api, body, tool[0])
         if len(done) < len(self.calls):
+            if self.lockstep:
+                self.lockstep.wait(self.name, len(done))
             return tool[0], self.calls[len(done)]
+        if self.lockstep:
+            self.lockstep.finish(self.name)
         return None, self.final_text
 
 

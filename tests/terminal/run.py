@@ -290,9 +290,11 @@ def agent_command(name, args, prompt, extra=()):
     return ["gemini", *args, *extra, "-p", prompt]
 
 
-def start_agent(name, calls, env, scratch, project, extra=()):
-    """Start agent `name` against a new scripted model: (process, model, server)."""
-    model = ms.ScriptedModel(calls)
+def start_agent(name, model, env, project, extra=()):
+    """Start agent `name` against scripted `model` (a list of calls for a new one):
+    (process, model, server)."""
+    if isinstance(model, list):
+        model = ms.ScriptedModel(model)
     server = ms.ModelServer(model)
     env, args = agent_env(env, name, server.url)
     proc = subprocess.Popen(
@@ -455,7 +457,7 @@ def check_saved(name, env, project, nvim, scratch):
 def base_env(home, bindir, extra_path=()):
     env = {
         "HOME": str(home),
-        "PATH": os.pathsep.join([*map(str, extra_path), str(bindir), os.environ.get("PATH", "/usr/bin:/bin")]),
+        "PATH": os.pathsep.join([str(bindir), *map(str, extra_path), os.environ.get("PATH", "/usr/bin:/bin")]),
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "TMPDIR": str(Path(home).parent / "tmp"),
@@ -471,52 +473,79 @@ def base_env(home, bindir, extra_path=()):
     return env
 
 
-def install_npx(npm_dir, scratch):
-    """Install the local tarballs into a prefix with the registry unreachable: the env
-    that lets `npx -y rpiv-todo-mcp` find it, or (None, why)."""
-    tarballs = sorted(Path(npm_dir).glob("*.tgz")) if npm_dir else []
-    if not tarballs:
-        return None, f"no npm tarballs in {npm_dir} (scripts/package.sh --npm DIR)"
-    prefix = Path(scratch, "npm-prefix")
-    env = dict(
-        os.environ,
-        npm_config_registry="http://127.0.0.1:9/",
-        npm_config_cache=str(Path(scratch, "npm-cache")),
-        npm_config_prefix=str(prefix),
-        npm_config_audit="false",
-        npm_config_fund="false",
-        npm_config_update_notifier="false",
-    )
-    proc = subprocess.run(
-        ["npm", "install", "-g", "--offline", "--ignore-scripts", *map(str, tarballs)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if proc.returncode != 0:
-        return None, f"npm install of {len(tarballs)} tarballs failed: {proc.stderr.strip()[-800:]}"
-    keep = {k: env[k] for k in env if k.startswith("npm_config_")}
-    return (keep, prefix / "bin"), None
+class Registry:
+    """The npm tarballs in `npm_dir` served as a registry on 127.0.0.1 (the project's
+    tests/install/npm_registry.py), so the README's `npx -y rpiv-todo-mcp` resolves,
+    downloads and runs them from a cold cache as it would from the public registry."""
+
+    def __init__(self, npm_dir, scratch):
+        self.proc = None
+        self.why = None
+        script = ROOT / "tests" / "install" / "npm_registry.py"
+        tarballs = sorted(Path(npm_dir).glob("*.tgz")) if npm_dir else []
+        if not tarballs:
+            self.why = f"no npm tarballs in {npm_dir} (node npm/pack.js or scripts/package.sh --npm DIR)"
+            return
+        if not script.exists():
+            self.why = f"no {script.relative_to(ROOT)} to serve them"
+            return
+        port_file = Path(scratch, "npm-registry.port")
+        self.log = Path(scratch, "npm-registry.log")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(script), str(npm_dir), str(port_file), "--seconds", "900", "--log", str(self.log)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline and not (port_file.exists() and port_file.read_text().strip()):
+            time.sleep(0.05)
+        if not port_file.exists():
+            self.why = "the local npm registry did not start"
+            return
+        self.url = f"http://127.0.0.1:{port_file.read_text().strip()}/"
+
+    def npmrc(self, home, scratch):
+        """Point npm in HOME at the registry, with a cache of its own (~/.npmrc: every
+        agent passes HOME to the servers it starts, not always npm_config_*)."""
+        cache = Path(scratch, f"npm-cache-{Path(home).parent.name}")
+        Path(home, ".npmrc").write_text(
+            f"registry={self.url}\ncache={cache}\naudit=false\nfund=false\nupdate-notifier=false\n"
+        )
+
+    def served(self):
+        """The paths npm fetched."""
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def close(self):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
 
 
 def server_setup(args, scratch):
-    """(replacement command or None, extra env, extra PATH) for --server."""
+    """What the agents start, for --server: (replacement for the npx command or None,
+    the local registry or None), or None when that cannot be set up."""
     mode = args.server or ("npx" if args.npm_dir else "script")
     print(f"# the agents start: {mode}")
     if mode == "npx":
-        got, why = install_npx(args.npm_dir, scratch)
-        if got is None:
-            check(False, f"install the npm package from its tarballs: {why}")
+        registry = Registry(args.npm_dir, scratch)
+        if not check(registry.why is None, "a local npm registry serves the tarballs", registry.why):
+            registry.close()
             return None
-        npm_env, bindir = got
-        return None, npm_env, [bindir]
+        return None, registry
     if mode == "script":
-        return str(ROOT / "scripts" / "mcp.sh"), {}, []
+        return str(ROOT / "scripts" / "mcp.sh"), None
     binary = ROOT / "target" / "release" / "rpiv_todo_mcp"
     if not check(binary.exists(), f"{binary} is built"):
         return None
-    return str(binary), {}, []
+    return str(binary), None
+
+
+def check_npx(name, registry):
+    """With the registry: the agent's server came through npx from it."""
+    if registry:
+        got = [line for line in registry.served() if "rpiv-todo-mcp" in line]
+        check(got, f"{name}: the server was started by npx -y {NPX_PACKAGE}, from the local registry", registry.served())
 
 
 def check_version(name, pin, bindir, blocks, env):
@@ -541,8 +570,16 @@ def run_one(name, args, cache, scratch):
     setup = server_setup(args, scratch)
     if setup is None:
         return 1
-    server_command, npm_env, extra_path = setup
+    server_command, registry = setup
+    try:
+        one_agent(name, pin, bindir, blocks, args, scratch, server_command, registry)
+    finally:
+        if registry:
+            registry.close()
+    return 0
 
+
+def one_agent(name, pin, bindir, blocks, args, scratch, server_command, registry):
     # The agent's own todo tool, without the README's setting: offered, so the name the
     # later check looks for is one this version has.
     first = Path(scratch, "first")
@@ -553,7 +590,7 @@ def run_one(name, args, cache, scratch):
     env = base_env(home, bindir)
     check_version(name, pin, bindir, blocks, env)
     extra = {"codex": ["-c", "tools.update_plan.enabled=true"], "gemini": ["--approval-mode", "yolo"]}.get(name, [])
-    proc, model, server = start_agent(name, [], env, first, project, extra)
+    proc, model, server = start_agent(name, [], env, project, extra)
     rc, out, err = finish_agent(proc, server)
     offered = all_offered(model)
     builtin = [b for b in BUILTIN[name] if b in offered]
@@ -564,23 +601,24 @@ def run_one(name, args, cache, scratch):
     home, project = Path(scratch, "home"), Path(scratch, "project")
     home.mkdir()
     project.mkdir()
-    env = base_env(home, bindir, extra_path)
-    env.update(npm_env)
+    env = base_env(home, bindir)
+    if registry:
+        registry.npmrc(home, scratch)
     errors = apply_blocks(blocks, home, project, env, server_command)
     check(not errors, f"{name}: the README's blocks ran", errors)
-    proc, model, server = start_agent(name, CALLS, env, scratch, project)
+    proc, model, server = start_agent(name, CALLS, env, project)
     rc, out, err = finish_agent(proc, server)
+    check_npx(name, registry)
     check_run(name, model, rc, out, err)
     check_saved(name, env, project, args.nvim, scratch)
     offered = all_offered(model)
     eq([b for b in BUILTIN[name] if b in offered], [], f"{name}: with the README's setting its own todo tool is not offered")
     if name == "gemini":
         # Gemini's headless mode leaves write_todos out anyway; yolo mode would offer it.
-        proc, model, server = start_agent(name, [], env, scratch, project, ["--approval-mode", "yolo"])
+        proc, model, server = start_agent(name, [], env, project, ["--approval-mode", "yolo"])
         rc, out, err = finish_agent(proc, server)
         offered = all_offered(model)
         check(rc == 0 and "write_todos" not in offered, f"{name}: nor in yolo mode", (rc, sorted(offered)))
-    return 0
 
 
 # ---------------------------------------------------------------------------------------
@@ -603,12 +641,22 @@ def run_pair(args, cache, scratch):
     setup = server_setup(args, scratch)
     if setup is None:
         return 1
-    server_command, npm_env, extra_path = setup
+    server_command, registry = setup
+    try:
+        two_agents(names, bins, readme, scratch, server_command, registry)
+    finally:
+        if registry:
+            registry.close()
+    return 0
+
+
+def two_agents(names, bins, readme, scratch, server_command, registry):
     home, project = Path(scratch, "home"), Path(scratch, "project")
     home.mkdir()
     project.mkdir()
-    env = base_env(home, bins["claude"], [bins["codex"], *extra_path])
-    env.update(npm_env)
+    env = base_env(home, bins["claude"], [bins["codex"]])
+    if registry:
+        registry.npmrc(home, scratch)
     for name in names:
         errors = apply_blocks(readme_blocks(readme, name), home, project, env, server_command)
         check(not errors, f"pair: {name}'s README blocks ran", errors)
@@ -616,7 +664,11 @@ def run_pair(args, cache, scratch):
         name: [{"action": "create", "subject": f"{label} task {i}"} for i in range(1, 6)] + [{"action": "list"}]
         for name, label in (("claude", "Claude"), ("codex", "Codex"))
     }
-    started = {name: start_agent(name, scripts[name], env, scratch, project) for name in names}
+    # The two models take turns, so the agents' calls interleave: Claude's create, Codex's
+    # create, and so on, each server merging the other's saves.
+    lockstep = ms.Lockstep()
+    models = {name: ms.ScriptedModel(scripts[name], lockstep=lockstep, name=name) for name in names}
+    started = {name: start_agent(name, models[name], env, project) for name in names}
     acknowledged = {}
     for name in names:
         proc, model, server = started[name]
@@ -633,17 +685,18 @@ def run_pair(args, cache, scratch):
             m = CREATED.fullmatch(text or "")
             if check(m, f"pair: {name}'s create was acknowledged", text):
                 acknowledged[int(m.group(1))] = acknowledged.get(int(m.group(1)), []) + [m.group(2)]
+    for name in names:
+        check_npx(f"pair: {name}", registry)
     state = Path(home, ".local", "state", "nvim", "rpiv_todo")
     files = sorted(state.glob("*.json"))
     if not eq(len(files), 1, "pair: one list file in the state folder"):
-        return 0
+        return
     saved = {t["id"]: t["subject"] for t in json.loads(files[0].read_text()).get("tasks", [])}
     dup = {i: s for i, s in acknowledged.items() if len(s) > 1}
     eq(dup, {}, "pair: no id was acknowledged to both agents")
     missing = {i: s[0] for i, s in acknowledged.items() if saved.get(i) != s[0]}
     eq(missing, {}, "pair: every acknowledged task is in the saved list under the id its reply gave")
     eq(len(saved), 10, "pair: the saved list holds the ten tasks")
-    return 0
 
 
 # ---------------------------------------------------------------------------------------
