@@ -4,6 +4,7 @@
 -- setup({ persist = true }) and writes to RPIV_OUT, as JSON: the file persist reads the
 -- list from (`path`) and the panel's text once it shows a task (`panel`, "" when it never
 -- did within 5 s). The checks are run.py's.
+-- luacheck: globals vim
 
 local H = {}
 

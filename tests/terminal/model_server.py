@@ -178,6 +178,18 @@ def _gemini_text(response):
     return json.dumps(response)
 
 
+# Claude Code's tool for MCP servers still connecting: `claude -p` does not wait for them
+# before its first request, and tells the model to call this one instead.
+WAIT_TOOL = "WaitForMcpServers"
+
+
+def _may_wait(body):
+    """True while Claude Code offers WaitForMcpServers and the model called it fewer than
+    five times."""
+    offered = any(name == WAIT_TOOL for name, _ in offered_tools("anthropic", body))
+    return offered and len(todo_exchanges("anthropic", body, WAIT_TOOL)) < 5
+
+
 def _needs_tool_search(body):
     """Codex offers MCP tools to some models only through its tool_search: true while the
     request offers tool_search and no search was made yet."""
@@ -246,6 +258,8 @@ class ScriptedModel:
         tool = todo_tool(api, body) if isinstance(body, dict) else None
         if tool is None and api == "openai" and _needs_tool_search(body):
             return "tool_search", {"query": "todo task list", "limit": 8}
+        if tool is None and api == "anthropic" and _may_wait(body):
+            return WAIT_TOOL, {"servers": ["rpiv_todo"]}
         if tool is None:
             return None, SIDE_TEXT
         done = todo_exchanges(api, body, tool[0])

@@ -258,6 +258,9 @@ def agent_env(base_env, name, url):
             DISABLE_ERROR_REPORTING="1",
         )
     elif name == "codex":
+        # gpt-5.5: a model Codex 0.171 has metadata for, offered plain function tools (MCP
+        # tools behind its tool_search, which the scripted model uses). Its default model
+        # reaches every tool through a JavaScript `exec` tool instead.
         env["SCRIPTED_API_KEY"] = "scripted"
         provider = f'{{name="scripted", base_url="{url}/v1", wire_api="responses", env_key="SCRIPTED_API_KEY"}}'
         for override in (
@@ -278,6 +281,7 @@ def agent_env(base_env, name, url):
         current.setdefault("general", {}).update(enableAutoUpdate=False, enableAutoUpdateNotification=False)
         settings.write_text(json.dumps(current, indent=2))
         env.update(GEMINI_API_KEY="scripted", GOOGLE_GEMINI_BASE_URL=url)
+        # A Gemini 2 model: the family Gemini CLI offers write_todos to.
         args += ["--skip-trust", "-m", "gemini-2.5-flash"]
     return env, args
 
@@ -306,11 +310,13 @@ def start_agent(name, model, env, project, extra=()):
         stderr=subprocess.PIPE,
         text=True,
     )
+    proc.args_cwd = Path(project).parent
     return proc, model, server
 
 
 def finish_agent(proc, server):
-    """Wait for the agent: (exit code, stdout, stderr); a hang is killed."""
+    """Wait for the agent: (exit code, stdout, stderr); a hang is killed. The recorded
+    requests go to requests-<port>.json in the agent's folder (kept with --keep)."""
     try:
         out, err = proc.communicate(timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -318,6 +324,8 @@ def finish_agent(proc, server):
         out, err = proc.communicate()
         err += f"\n(killed after {RUN_TIMEOUT}s)"
     server.close()
+    record = Path(proc.args_cwd, f"requests-{server.port}.json")
+    record.write_text(json.dumps(server.model.requests, indent=1, ensure_ascii=False))
     return proc.returncode, out, err
 
 
@@ -344,7 +352,9 @@ def all_offered(model):
 
 
 # How each agent shows a tool's reply to the model, around the text itself.
-CODEX_WRAP = re.compile(r"Wall time: [0-9.]+ seconds\nOutput:\n(.*)", re.S)
+# Codex: "Wall time: 0.0165 seconds\nOutput:" then the text (a newline between them when
+# the result was structured content, as JSON).
+CODEX_WRAP = re.compile(r"Wall time: [0-9.]+ seconds\nOutput:\n?(.*)", re.S)
 GEMINI_ERROR = re.compile(r"MCP tool '[^']*' reported tool error for function call: .*? with response: (\[.*\])", re.S)
 
 
