@@ -478,7 +478,8 @@ class Handler(BaseHTTPRequestHandler):
             )
         )
         done = dict(response, status="completed", output=[item], usage=usage)
-        events.append(_sse("response.completed", {"type": "response.completed", "sequence_number": 4, "response": done}))
+        completed = {"type": "response.completed", "sequence_number": 4, "response": done}
+        events.append(_sse("response.completed", completed))
         self._stream(events)
 
     # Gemini ----------------------------------------------------------------------------

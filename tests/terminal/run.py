@@ -28,12 +28,12 @@ creating tasks; the final list holds every task a reply acknowledged, under its 
 
 Options:
   --server npx|script|binary  what the agents start: the blocks as written (npx -y
-                              rpiv-todo-mcp, from the local tarballs in --npm-dir,
-                              installed offline into a temporary prefix), or the
-                              checkout's scripts/mcp.sh, or target/release/rpiv_todo_mcp
-                              put in place of the npx command (default: npx when
-                              --npm-dir is given, else script)
-  --npm-dir DIR               the npm tarballs scripts/package.sh writes
+                              rpiv-todo-mcp, the tarballs in --npm-dir served by a local
+                              registry, tests/install/npm_registry.py, from a cold npm
+                              cache), or the checkout's scripts/mcp.sh, or
+                              target/release/rpiv_todo_mcp put in place of the npx
+                              command (default: npx when --npm-dir is given, else script)
+  --npm-dir DIR               the npm tarballs (node npm/pack.js, scripts/package.sh --npm)
   --clis DIR                  the CLI cache (default: $RPIV_CLI_CACHE, else
                               ${XDG_CACHE_HOME:-~/.cache}/rpiv_todo/terminal-clis)
   --nvim PATH                 the Neovim for the editor check (default: nvim on PATH)
@@ -453,7 +453,8 @@ def check_saved(name, env, project, nvim, scratch):
         text=True,
         timeout=60,
     )
-    if not check(proc.returncode == 0 and out.exists(), f"{name}: a headless Neovim opened the project", proc.stdout + proc.stderr):
+    opened = proc.returncode == 0 and out.exists()
+    if not check(opened, f"{name}: a headless Neovim opened the project", proc.stdout + proc.stderr):
         return
     seen = json.loads(out.read_text())
     path = Path(seen["path"])
@@ -555,14 +556,16 @@ def check_npx(name, registry):
     """With the registry: the agent's server came through npx from it."""
     if registry:
         got = [line for line in registry.served() if "rpiv-todo-mcp" in line]
-        check(got, f"{name}: the server was started by npx -y {NPX_PACKAGE}, from the local registry", registry.served())
+        what = f"{name}: the server was started by npx -y {NPX_PACKAGE}, from the local registry"
+        check(got, what, registry.served())
 
 
 def check_version(name, pin, bindir, blocks, env):
     proc = subprocess.run(
         [str(bindir / pin["command"]), "--version"], env=env, capture_output=True, text=True, timeout=60
     )
-    check(pin["version"] in proc.stdout, f"{name}: the installed CLI is {pin['package']} {pin['version']}", proc.stdout.strip())
+    what = f"{name}: the installed CLI is {pin['package']} {pin['version']}"
+    check(pin["version"] in proc.stdout, what, proc.stdout.strip())
     versions = {a["version"] for _, a, _ in blocks if "version" in a}
     eq(versions, {pin["version"]}, f"{name}: the README's block names the tested version")
 
@@ -605,7 +608,8 @@ def one_agent(name, pin, bindir, blocks, args, scratch, server_command, registry
     offered = all_offered(model)
     builtin = [b for b in BUILTIN[name] if b in offered]
     how = {"codex": " (with tools.update_plan.enabled = true)", "gemini": " (in yolo mode)"}.get(name, "")
-    check(rc == 0 and builtin, f"{name}: without the README's setting{how} its own todo tool is offered", (rc, err[-500:], sorted(offered)))
+    what = f"{name}: without the README's setting{how} its own todo tool is offered"
+    check(rc == 0 and builtin, what, (rc, err[-500:], sorted(offered)))
 
     # The README's blocks, then the scripted session.
     home, project = Path(scratch, "home"), Path(scratch, "project")
@@ -622,7 +626,8 @@ def one_agent(name, pin, bindir, blocks, args, scratch, server_command, registry
     check_run(name, model, rc, out, err)
     check_saved(name, env, project, args.nvim, scratch)
     offered = all_offered(model)
-    eq([b for b in BUILTIN[name] if b in offered], [], f"{name}: with the README's setting its own todo tool is not offered")
+    what = f"{name}: with the README's setting its own todo tool is not offered"
+    eq([b for b in BUILTIN[name] if b in offered], [], what)
     if name == "gemini":
         # Gemini's headless mode leaves write_todos out anyway; yolo mode would offer it.
         proc, model, server = start_agent(name, [], env, project, ["--approval-mode", "yolo"])
