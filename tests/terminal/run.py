@@ -37,8 +37,7 @@ Options:
   --clis DIR                  the CLI cache (default: $RPIV_CLI_CACHE, else
                               ${XDG_CACHE_HOME:-~/.cache}/rpiv_todo/terminal-clis)
   --nvim PATH                 the Neovim for the editor check (default: nvim on PATH)
-  --readme FILE               where the blocks are (default: README.md when it has
-                              readme-test blocks, else README-terminal-agents.md)
+  --readme FILE               where the blocks are (default: README.md)
   --keep                      keep the temporary folder (its path is printed)
 
 Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed"; exits 0 when
@@ -184,10 +183,7 @@ def readme_blocks(path, name):
 def readme_path(arg):
     if arg:
         return Path(arg)
-    readme = ROOT / "README.md"
-    if readme.exists() and "readme-test=" in readme.read_text():
-        return readme
-    return ROOT / "README-terminal-agents.md"
+    return ROOT / "README.md"
 
 
 def server_form(lang, command):
