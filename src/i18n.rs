@@ -6,10 +6,11 @@
 //! Counts are passed to Fluent as numbers so translations select CLDR plural forms.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use fluent_templates::fluent_bundle::FluentValue;
 use fluent_templates::LanguageIdentifier;
+use serde_json::{Map, Value};
 
 fluent_templates::static_loader! {
     static LOCALES = {
@@ -156,7 +157,7 @@ pub fn resolve(explicit: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> 
 }
 
 /// Where rpiv-i18n keeps the chosen locale, the file `resolve` reads and
-/// `store::save_locale` writes: `$XDG_CONFIG_HOME/rpiv-i18n/locale.json`, or under
+/// `save_locale` writes: `$XDG_CONFIG_HOME/rpiv-i18n/locale.json`, or under
 /// `$HOME/.config` when XDG_CONFIG_HOME is unset, empty or relative; `None` without either.
 pub fn locale_file_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |name: &str| env(name).filter(|v| !v.is_empty());
@@ -176,9 +177,9 @@ fn locale_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 /// The locale named by `{"locale": "<tag>"}`; a missing, unreadable, oversized or
 /// malformed file is no answer, silently. Read like every file (`store::read_file`):
 /// a pipe or a terminal put there is never opened for reading, and the size limit is
-/// the one `store::save_locale` merges under, so a choice it saved is always read back.
+/// the one `save_locale` merges under, so a choice it saved is always read back.
 fn read_locale_file(path: &std::path::Path) -> Option<&'static str> {
-    let bytes = crate::store::read_file(path, crate::store::LOCALE_FILE_MAX_BYTES).ok()?;
+    let bytes = crate::store::read_file(path, LOCALE_FILE_MAX_BYTES).ok()?;
     // Read as a JSON value, not a derived struct: serde would also accept `["de"]`.
     let parsed: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     normalize(parsed.as_object()?.get("locale")?.as_str()?)
@@ -215,6 +216,57 @@ fn plural_safe(n: f64) -> bool {
 #[cfg(test)]
 fn loader() -> &'static fluent_templates::StaticLoader {
     &LOCALES
+}
+
+/// The most rpiv-i18n's `locale.json` may hold, for reading it (the locale chain) and
+/// for merging a choice into it (`save_locale`) alike: a larger file is neither read
+/// nor replaced.
+pub const LOCALE_FILE_MAX_BYTES: u64 = 1024 * 1024;
+
+/// Set `"locale": code` in the JSON object at `path` (rpiv-i18n's `locale.json`), keeping
+/// every other key and their order; create the file, and its directory, when missing.
+/// The write is atomic. A file that is not a JSON object is left alone: overwriting it
+/// would lose whatever the user kept there.
+pub fn save_locale(path: &Path, code: &str) -> Result<(), crate::store::StoreError> {
+    let invalid = |what: String| crate::store::StoreError::Invalid {
+        path: path.display().to_string(),
+        what,
+    };
+    if !LOCALES_SUPPORTED.contains(&code) {
+        return Err(invalid(format!(
+            "unknown locale {code:?} (expected one of {}); nothing written",
+            LOCALES_SUPPORTED.join(", ")
+        )));
+    }
+    let mut map = match crate::store::read_file(path, LOCALE_FILE_MAX_BYTES) {
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Map::new(),
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => {
+                return Err(invalid(format!(
+                    "expected a JSON object, got {}; left as it is",
+                    crate::params::kind(&other)
+                )))
+            }
+            Err(e) => return Err(invalid(format!("invalid JSON ({e}); left as it is"))),
+        },
+        Err(crate::store::StoreError::Missing { .. }) => Map::new(),
+        Err(e) => return Err(e),
+    };
+    map.insert("locale".into(), Value::String(code.into()));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| crate::store::StoreError::Write {
+            path: path.display().to_string(),
+            reason: format!(
+                "cannot create the directory {}: {}",
+                dir.display(),
+                crate::store::reason(&e)
+            ),
+        })?;
+    }
+    let mut text = serde_json::to_vec_pretty(&Value::Object(map)).unwrap_or_default();
+    text.push(b'\n');
+    crate::store::write_atomic(path, &text)
 }
 
 #[cfg(test)]
@@ -1031,7 +1083,7 @@ mod tests {
         let pad = "x".repeat(200 * 1024);
         write_locale_file(xdg.path(), &format!(r#"{{"pad":"{pad}"}}"#));
         let path = xdg.path().join("rpiv-i18n").join("locale.json");
-        crate::store::save_locale(&path, "uk").expect("saved");
+        save_locale(&path, "uk").expect("saved");
         let xdg_path = xdg.path().to_string_lossy().into_owned();
         assert_eq!(
             resolve(None, &env_of(&[("XDG_CONFIG_HOME", &xdg_path)])),

@@ -1,5 +1,5 @@
-//! Files a user can trust: a list saved to disk and read back, and the rpiv-i18n locale
-//! file written with one key changed.
+//! Files a user can trust: a list saved to disk and read back, atomic writes and
+//! careful reads for every file the crate keeps (the list files, rpiv-i18n's locale file).
 //!
 //! A save never leaves a half-written file. The text goes to a temporary file beside the
 //! target (same directory, so the same filesystem), which is flushed and synced, then
@@ -25,7 +25,7 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::task::{State, Task};
 
@@ -35,11 +35,6 @@ pub const FORMAT_VERSION: u64 = 1;
 /// A list file larger than this is refused rather than read into memory (a 300-task
 /// list is about 30 KiB).
 pub const MAX_LIST_BYTES: u64 = 64 * 1024 * 1024;
-
-/// The most rpiv-i18n's `locale.json` may hold, for reading it (the locale chain) and
-/// for merging a choice into it (`save_locale`) alike: a larger file is neither read
-/// nor replaced.
-pub const LOCALE_FILE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// What went wrong with a file. Each message starts with the path.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -556,55 +551,10 @@ fn open_for_reading(path: &Path) -> io::Result<File> {
     options.open(path)
 }
 
-/// Set `"locale": code` in the JSON object at `path` (rpiv-i18n's `locale.json`), keeping
-/// every other key and their order; create the file, and its directory, when missing.
-/// The write is atomic. A file that is not a JSON object is left alone: overwriting it
-/// would lose whatever the user kept there.
-pub fn save_locale(path: &Path, code: &str) -> Result<(), StoreError> {
-    let invalid = |what: String| StoreError::Invalid {
-        path: shown(path),
-        what,
-    };
-    if !crate::i18n::LOCALES_SUPPORTED.contains(&code) {
-        return Err(invalid(format!(
-            "unknown locale {code:?} (expected one of {}); nothing written",
-            crate::i18n::LOCALES_SUPPORTED.join(", ")
-        )));
-    }
-    let mut map = match read_file(path, LOCALE_FILE_MAX_BYTES) {
-        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Map::new(),
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(map)) => map,
-            Ok(other) => {
-                return Err(invalid(format!(
-                    "expected a JSON object, got {}; left as it is",
-                    crate::params::kind(&other)
-                )))
-            }
-            Err(e) => return Err(invalid(format!("invalid JSON ({e}); left as it is"))),
-        },
-        Err(StoreError::Missing { .. }) => Map::new(),
-        Err(e) => return Err(e),
-    };
-    map.insert("locale".into(), Value::String(code.into()));
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(|e| StoreError::Write {
-            path: shown(path),
-            reason: format!(
-                "cannot create the directory {}: {}",
-                dir.display(),
-                reason(&e)
-            ),
-        })?;
-    }
-    let mut text = serde_json::to_vec_pretty(&Value::Object(map)).unwrap_or_default();
-    text.push(b'\n');
-    write_atomic(path, &text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::i18n::save_locale;
     use serde_json::json;
 
     fn state(n: usize) -> State {
@@ -1049,7 +999,7 @@ mod tests {
         let path = dir.path().join("locale.json");
         let big = format!(
             "{{\"locale\":\"de\",\"pad\":\"{}\"}}",
-            "x".repeat(LOCALE_FILE_MAX_BYTES as usize)
+            "x".repeat(crate::i18n::LOCALE_FILE_MAX_BYTES as usize)
         );
         fs::write(&path, &big).unwrap();
         let err = save_locale(&path, "fr").unwrap_err();

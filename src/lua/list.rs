@@ -18,15 +18,17 @@ use crate::task::State;
 /// The list behind a `core.list` handle.
 #[derive(Default)]
 pub struct List {
-    /// Written only through `state_mut` and `parts_mut`, which tell `view`.
+    /// Written only through `state_mut`, `parts_mut` and `run`, which count a revision.
     state: State,
     /// A call that changes the list is under way (see `Call`).
     busy: Cell<bool>,
     /// The tasks' JSON text from the last `apply_json`, reused while they are unchanged.
     json: crate::json::TaskJson,
-    /// The last panel view drawn from this list (`overlay::view`): reused whole while the
-    /// list is unchanged, row by row after a change.
-    pub(super) view: RefCell<super::overlay::ViewMemo>,
+    /// Counts changes of the tasks: what a view drew from an earlier revision is stale.
+    revision: u64,
+    /// What the panel keeps between paints of this list (the overlay's memo; opaque
+    /// here), checked against `revision`.
+    pub(super) memo: RefCell<Option<Box<dyn std::any::Any>>>,
     /// The file the list is kept in (`list:bind`): every call is then a transaction on it.
     file: Option<SharedFile>,
 }
@@ -43,6 +45,11 @@ impl List {
         &self.state
     }
 
+    /// How many times the tasks may have changed (see `memo`).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
     /// The state for writing; whatever was remembered from it is forgotten.
     fn state_mut(&mut self) -> &mut State {
         self.parts_mut().0
@@ -50,7 +57,7 @@ impl List {
 
     /// `state_mut` with the JSON text cache beside it.
     fn parts_mut(&mut self) -> (&mut State, &mut crate::json::TaskJson) {
-        self.view.get_mut().changed();
+        self.revision = self.revision.wrapping_add(1);
         (&mut self.state, &mut self.json)
     }
 
@@ -59,7 +66,7 @@ impl List {
     /// saved; a failure to read, lock or save is the call's in-band error, and the list
     /// stays as it was.
     fn run(&mut self, parsed: Result<&Value, Error>) -> Reply {
-        self.view.get_mut().changed();
+        self.revision = self.revision.wrapping_add(1);
         let Some(file) = self.file.as_mut() else {
             return run(&mut self.state, parsed);
         };
@@ -356,7 +363,7 @@ impl UserData for List {
                 match file.sync(&mut list.state) {
                     Ok(what) => {
                         if what == shared::Synced::Reloaded {
-                            list.view.get_mut().changed();
+                            list.revision = list.revision.wrapping_add(1);
                         }
                         Ok((
                             LuaValue::String(lua.create_string(what.as_str())?),

@@ -186,9 +186,21 @@ fn view(
             // Counts are always new: a host's heading may keep or change them. (A view
             // asked for from inside this one, by a finalizer, draws without the memo.)
             let mut memo = match with_tasks {
-                false => list.view.try_borrow_mut().ok(),
+                false => list.memo.try_borrow_mut().ok().and_then(|slot| {
+                    std::cell::RefMut::filter_map(slot, |s| {
+                        s.get_or_insert_with(|| Box::new(ViewMemo::default()))
+                            .downcast_mut::<ViewMemo>()
+                    })
+                    .ok()
+                }),
                 true => None,
             };
+            if let Some(m) = memo.as_deref_mut() {
+                if m.revision != list.revision() {
+                    m.changed();
+                    m.revision = list.revision();
+                }
+            }
             let reuse = memo.is_some();
             let whole = reuse && matches!(hidden, HiddenTasks::None);
             if let (true, Some(m)) = (whole, memo.as_deref()) {
@@ -307,10 +319,12 @@ fn view_of(rows: Table, counts: Table, panel: &Panel) -> View {
     )
 }
 
-/// What a list remembers of the last view drawn from it with the shipped row function
-/// (see `view`); `List` calls `changed` whenever its tasks may have changed.
+/// What a list keeps of the last view drawn from it with the shipped row function (see
+/// `view`), in its opaque memo slot; stale once the list's revision moved.
 #[derive(Default)]
-pub struct ViewMemo {
+struct ViewMemo {
+    /// The list's revision this memo was drawn from.
+    revision: u64,
     /// The view as a whole, while the list is unchanged and nothing was hidden.
     whole: Option<Whole>,
     /// What the panel needs of each task, while the list is unchanged.
@@ -322,7 +336,7 @@ pub struct ViewMemo {
 
 impl ViewMemo {
     /// The list changed: the whole view is stale; each row is checked against its task.
-    pub fn changed(&mut self) {
+    fn changed(&mut self) {
         self.whole = None;
         self.entries = None;
     }

@@ -66,7 +66,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
             guarded(lua, "save_locale", || {
                 let path = path_arg(&path, "save_locale")?;
                 let code = String::from_utf8_lossy(&code.as_bytes()).into_owned();
-                let saved = store::save_locale(&path, &code);
+                let saved = crate::i18n::save_locale(&path, &code);
                 outcome(lua, saved.map(|()| LuaValue::Boolean(true)))
             })
         })?,
