@@ -396,8 +396,8 @@ mod tests {
 
     #[test]
     fn what_a_call_adds_is_bounded_and_the_error_names_the_field() {
-        // Issue 19, item 5: 66 calls with 1 MiB descriptions were acknowledged and saved,
-        // and the 69 MB file was then refused at load.
+        // Calls with 1 MiB descriptions must not be acknowledged: the list they make would
+        // be refused at load.
         let mut s = State::default();
         run(&mut s, json!({"action": "create", "subject": "kept"}));
         let before = s.clone();
@@ -619,9 +619,9 @@ mod tests {
 
     #[test]
     fn a_call_with_200_000_ids_merges_them_in_first_seen_order() {
-        // Issue 9, item 2: membership in the blockedBy merge was a scan per id, so one call
-        // like this took seconds. Its speed is not asserted here (a timed test fails on a
-        // busy machine and proves nothing on a fast one); this pins what such a call stores.
+        // Membership in the blockedBy merge must not be a scan per id. Its speed is not
+        // asserted here (a timed test fails on a busy machine and proves nothing on a fast
+        // one); this pins what such a call stores.
         let n: Id = 20_000;
         let mut s = State {
             tasks: (1..=n).map(|k| Task::new(k, format!("t{k}"))).collect(),

@@ -61,8 +61,8 @@ pub fn state_from_parts(tasks: Value, next_id: Value) -> Option<State> {
 /// The state an entry's JSON text carries when it is a todo tool result (see `rule`),
 /// reading only what the rule reads: the entry's kind, the message's role and tool name,
 /// and the snapshot's `tasks` and `nextId`. Everything else is skipped unparsed, so a
-/// rejected call's echoed arguments nested past any limit cannot make the entry fail
-/// (issue 18, fault 9: replay refused the whole entry, and after compaction lost the list).
+/// rejected call's echoed arguments nested past any limit cannot make the entry fail (and
+/// lose the list it carries).
 pub fn state_from_text(entry: &str) -> Option<State> {
     use rule::*;
     use serde_json::value::RawValue;
@@ -130,8 +130,8 @@ mod tests {
         assert!(s.tasks.is_empty());
     }
 
-    /// Issue 18, fault 9: a rejected call echoes its arguments; nested past the parser's
-    /// limit they made the whole entry unreadable, and its list was lost.
+    /// A rejected call echoes its arguments; nested past the parser's limit they must not
+    /// make the whole entry unreadable.
     #[test]
     fn an_entry_is_read_for_its_snapshot_alone() {
         let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));

@@ -354,10 +354,10 @@ static SWEPT: std::sync::Mutex<Option<SweepLog>> = std::sync::Mutex::new(None);
 /// How many targets `SWEPT` remembers at most.
 const SWEEP_LOG_MAX: usize = 4096;
 
-/// Is it time to look for `prefix`'s leftovers in `dir` again? Listing a directory of
-/// 100,000 lists took ~50 ms, too much for every save; a temporary file can only become
-/// stale `STALE_AFTER` after it was made, so looking once per that interval per target
-/// (and at a process's first save of it) removes everything as before.
+/// Is it time to look for `prefix`'s leftovers in `dir` again? Listing a large directory
+/// costs too much for every save; a temporary file can only become stale `STALE_AFTER`
+/// after it was made, so looking once per that interval per target (and at a process's
+/// first save of it) removes every stale one all the same.
 fn sweep_due(dir: &Path, prefix: &std::ffi::OsStr) -> bool {
     // Nothing panics while the lock is held; a poisoned lock still holds a valid map.
     let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());

@@ -48,7 +48,7 @@ pub fn to_normal_text(text: &[u8]) -> Result<Value> {
 
 /// The object a metadata text spells; `None` for blank text or `null`.
 fn metadata(text: &str) -> Result<Option<Value>> {
-    // Blank as Lua's `%s` has it (the reader this replaced): JSON's whitespace plus \v, \f.
+    // Blank as Lua's `%s` has it: JSON's whitespace plus \v, \f.
     let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
     if trimmed.is_empty() || trimmed == "null" {
         return Ok(None);

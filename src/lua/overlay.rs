@@ -457,7 +457,7 @@ impl FieldsToRead {
 /// whether it waits on another (`blocked` is exact until `show_ids` is settled, false
 /// after). `Err(i)`: entry `i` (1-based) is not a task table with a known status. The
 /// array is read up to its first hole: its length may be a border far past the entries
-/// there are (issue 18, fault 1), so nothing is sized from it.
+/// there are, so nothing is sized from it.
 fn read_entries(tasks: &Table, to_read: FieldsToRead) -> mlua::Result<Result<Vec<Entry>, usize>> {
     let mut out = Vec::new();
     let mut settled = false;
@@ -587,7 +587,7 @@ fn layout(
         }
     };
     let c = panel.layout.counts;
-    // The counts keep the wire spelling here (inProgress), as the layout always had.
+    // The counts keep the wire spelling here (inProgress), which host layouts read.
     let counts = lua.create_table_with_capacity(0, 4)?;
     counts.raw_set("total", c.total)?;
     counts.raw_set("pending", c.pending)?;
