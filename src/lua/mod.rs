@@ -161,8 +161,8 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
             })
         })?,
     )?;
-    // The walk over entries is Lua; LuaJIT copies plain snapshots in Lua too (`walk_in_lua`).
-    let replay = from_lua::walk_in_lua(lua, native_replay(lua)?, cfg!(feature = "luajit"))?;
+    // The walk over entries is Lua, the snapshot's reading native (`walk_in_lua`).
+    let replay = from_lua::walk_in_lua(lua, native_replay(lua)?)?;
     core.set("replay", replay)?;
     core.set(
         "sanitize",
@@ -283,14 +283,4 @@ fn rpiv_todo_core(lua: &Lua) -> mlua::Result<Table> {
     // never print to the host's stderr (panics are caught and become Lua errors).
     std::panic::set_hook(Box::new(|_| {}));
     exports(lua)
-}
-
-/// Tests: `tests/lua/same_tables.lua`, a deep comparison of two Lua values (nil when they
-/// are the same, else where they differ).
-#[cfg(test)]
-pub(crate) fn same_tables(lua: &Lua) -> mlua::Function {
-    lua.load(include_str!("../../tests/lua/same_tables.lua"))
-        .set_name("@tests/lua/same_tables.lua")
-        .eval()
-        .expect("the comparer loads")
 }

@@ -146,7 +146,7 @@ pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Resu
                 // Past the reservation nothing here can raise (raw reads, pushes into
                 // reserved room), so a panic can be caught on every flavour, LuaJIT too:
                 // no LuaJIT error can meet this `catch_unwind`.
-                let read = || value(l, CONSTS, VALUE, 0, empty, top);
+                let read = || value(l, CONSTS, VALUE, 0, empty, top, &mut Budget::new());
                 out = catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|_| {
                     Err(Fault::new(
                         "a readable value",
@@ -159,6 +159,97 @@ pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Resu
     };
     done.map_err(|e| Fault::new("a readable value", e.to_string()))?;
     out
+}
+
+/// What one read may build (`limits::MAX_READ_VALUES` values in all, and
+/// `limits::MAX_REPEATED_VALUES` of them copied again from a table the read had already
+/// copied), and which tables it has read. A few tables shared many times spell a great
+/// many values (`t = {}; for i = 1, 40 do t = { t, t } end` is 41 tables and 2^41
+/// values): counted here, such a value is refused after a few thousand values instead of
+/// exhausting memory. Shared tables that repeat little (one `blockedBy` table in two
+/// tasks) read as before.
+pub(super) struct Budget {
+    left: usize,
+    repeats_left: usize,
+    /// Tables read so far, by address: no table moves or dies while a read runs (the read
+    /// allocates nothing in Lua, so the collector cannot step).
+    seen: std::collections::HashSet<usize, BuildPtrHash>,
+    /// The table being read is a repeat, or inside one.
+    repeating: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget::new()
+    }
+}
+
+impl Budget {
+    pub(super) fn new() -> Budget {
+        Budget {
+            left: crate::limits::MAX_READ_VALUES,
+            repeats_left: crate::limits::MAX_REPEATED_VALUES,
+            seen: Default::default(),
+            repeating: false,
+        }
+    }
+
+    /// Count one value about to be built.
+    fn take(&mut self) -> Result<(), Fault> {
+        self.take_n(1)
+    }
+
+    /// Count `n` values about to be built.
+    fn take_n(&mut self, n: usize) -> Result<(), Fault> {
+        self.left = self
+            .left
+            .checked_sub(n)
+            .ok_or_else(|| Fault::new(crate::limits::READ_VALUES_EXPECTED, "more values"))?;
+        if self.repeating {
+            self.repeats_left = self.repeats_left.checked_sub(n).ok_or_else(|| {
+                Fault::new(
+                    crate::limits::REPEATED_VALUES_EXPECTED,
+                    "more (a table shared many times)",
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether the table at address `p` is read for the first time in this read.
+    fn first(&mut self, p: *const std::ffi::c_void) -> bool {
+        self.seen.insert(p as usize)
+    }
+}
+
+/// A hasher for table addresses (the budget's set): one multiplication, no SipHash.
+#[derive(Default, Clone, Copy)]
+pub(super) struct BuildPtrHash;
+
+impl std::hash::BuildHasher for BuildPtrHash {
+    type Hasher = PtrHash;
+    fn build_hasher(&self) -> PtrHash {
+        PtrHash(0)
+    }
+}
+
+pub(super) struct PtrHash(u64);
+
+impl std::hash::Hasher for PtrHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        // Addresses are aligned: the low bits say little, so they are mixed upwards.
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(26);
+    }
 }
 
 /// The value at absolute stack index `idx`.
@@ -174,11 +265,13 @@ pub(super) unsafe fn value(
     depth: usize,
     empty: Empty,
     top: bool,
+    budget: &mut Budget,
 ) -> Result<Value, Fault> {
     #[cfg(test)]
     if tests::PANIC_IN_READ.with(|p| p.replace(false)) {
         panic!("injected by a test");
     }
+    budget.take()?;
     Ok(match ffi::lua_type(l, idx) {
         ffi::LUA_TNIL => Value::Null,
         ffi::LUA_TBOOLEAN => Value::Bool(ffi::lua_toboolean(l, idx) != 0),
@@ -188,7 +281,7 @@ pub(super) unsafe fn value(
             Some(s) => Value::String(s.to_owned()),
             None => return Err(Fault::new("UTF-8 text", "bytes that are not UTF-8")),
         },
-        ffi::LUA_TTABLE => table(l, consts, idx, depth, empty, top)?,
+        ffi::LUA_TTABLE => table(l, consts, idx, depth, empty, top, budget)?,
         ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => Value::Null,
         ffi::LUA_TUSERDATA if is_vim_nil(l, consts, idx) => Value::Null,
         ffi::LUA_TLIGHTUSERDATA => {
@@ -217,10 +310,34 @@ unsafe fn table(
     depth: usize,
     empty: Empty,
     top: bool,
+    budget: &mut Budget,
 ) -> Result<Value, Fault> {
     if depth >= MAX_DEPTH {
         return Err(Fault::new(TOO_DEEP, "deeper nesting (a cyclic table?)"));
     }
+    // A table read before in this read (shared, or on the path: a cycle) is copied again:
+    // what that copy builds counts against the budget for repeats too.
+    let outer = budget.repeating;
+    budget.repeating = outer || !budget.first(ffi::lua_topointer(l, idx));
+    let read = table_body(l, consts, idx, depth, empty, top, budget);
+    budget.repeating = outer;
+    read
+}
+
+/// `table` once the table's identity is counted.
+///
+/// # Safety
+///
+/// As `table`.
+unsafe fn table_body(
+    l: L,
+    consts: c_int,
+    idx: c_int,
+    depth: usize,
+    empty: Empty,
+    top: bool,
+    budget: &mut Budget,
+) -> Result<Value, Fault> {
     let len = ffi::lua_rawlen(l, idx);
     let (mut count, mut string_keys, mut bad_key) = (0usize, 0usize, false);
     // First pass: decide array or object from the keys alone.
@@ -251,6 +368,7 @@ unsafe fn table(
                 depth + 1,
                 Empty::Object,
                 false,
+                budget,
             );
             ffi::lua_settop(l, -2);
             items.push(item.map_err(|f| f.at(Step::Index(i)))?);
@@ -281,7 +399,7 @@ unsafe fn table(
         };
         let later = first_fault.as_ref().is_some_and(|(k, _)| k.as_str() < key);
         if !later {
-            match value(l, consts, at, depth + 1, hint, false) {
+            match value(l, consts, at, depth + 1, hint, false, budget) {
                 Ok(v) if first_fault.is_none() => entries.push((key.to_owned(), v)),
                 Ok(_) => {}
                 Err(f) => first_fault = Some((key.to_owned(), f)),
@@ -419,6 +537,8 @@ struct Links {
     edges: Vec<crate::task::Id>,
     /// The metadata being copied (see `copy_task`).
     metadata: Option<Value>,
+    /// What the copy may build (the reader's budget): `blockedBy` ids and metadata.
+    budget: Budget,
 }
 
 /// `{ tasks = { copies }, nextId = n }` on top of the stack when every task at
@@ -532,7 +652,7 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
                 }
                 None => false,
             },
-            Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges),
+            Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges, &mut links.budget),
             Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
                 // Room for the reader's levels, reserved while nothing is owned here.
                 if ffi::lua_checkstack(l, (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL) == 0 {
@@ -540,11 +660,17 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
                 }
                 // Kept in `links` while it is pushed: a push that raises (out of
                 // memory) must leave nothing owned in this frame (issue 18, fault 3).
-                links.metadata = value(l, COPY_CONSTS, val, 2, Empty::Object, false)
-                    .ok()
-                    .filter(|v| {
-                        v.is_object() && crate::params::check_nesting("metadata", v).is_ok()
-                    });
+                links.metadata = value(
+                    l,
+                    COPY_CONSTS,
+                    val,
+                    2,
+                    Empty::Object,
+                    false,
+                    &mut links.budget,
+                )
+                .ok()
+                .filter(|v| v.is_object() && crate::params::check_nesting("metadata", v).is_ok());
                 match &links.metadata {
                     Some(v) => {
                         write::push_value(l, v);
@@ -605,10 +731,26 @@ unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
 ///
 /// Only inside an `exec` body, on its state `l`, with every stack index it is
 /// given naming a live slot of the kind its doc says (the rules above).
-unsafe fn copy_ids(l: L, idx: c_int, edges: &mut Vec<crate::task::Id>) -> bool {
+unsafe fn copy_ids(
+    l: L,
+    idx: c_int,
+    edges: &mut Vec<crate::task::Id>,
+    budget: &mut Budget,
+) -> bool {
     let Some(n) = id_array_len(l, idx) else {
         return false;
     };
+    // One `blockedBy` table in many tasks is copied once per task: counted as the reader
+    // counts a shared table, and past the budget left to the general reading (which
+    // refuses it).
+    if !budget.first(ffi::lua_topointer(l, idx)) {
+        let outer = std::mem::replace(&mut budget.repeating, true);
+        let taken = budget.take_n(n).is_ok();
+        budget.repeating = outer;
+        if !taken {
+            return false;
+        }
+    }
     ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
     for i in 1..=n {
         ffi::lua_rawgeti(l, idx, i as _);
