@@ -247,8 +247,9 @@ pub fn id(field: &str, v: &Value) -> Result<Id> {
             .filter(|f| f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64)
             .map(|f| f as i64)
     };
+    // `unsigned_abs`: the most negative i64 has no `abs` (it overflowed, and passed).
     match id {
-        Some(i) if i.abs() <= MAX_SAFE_INTEGER => Ok(i),
+        Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER.unsigned_abs() => Ok(i),
         _ => Err(Error::input(field, EXPECTED, kind(v))),
     }
 }

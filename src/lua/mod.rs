@@ -111,10 +111,12 @@ pub struct ApiError {
     source: Error,
 }
 
-/// The body of every native entry point. While `f` runs the collector is held (see
+/// The body of every native entry point. A debug hook's call made while another call
+/// runs is refused (see `raw::hook`). While `f` runs the collector is held (see
 /// `CollectorHold`), and a panic (a bug) becomes a Lua error instead of unwinding into
 /// Lua. Whatever the call returns that Lua must allocate is made inside `f`, under the hold.
 fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
+    let _entered = raw::hook::Entered::enter(lua, func)?;
     let _hold = raw::CollectorHold::new(lua);
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
         Err(mlua::Error::runtime(format!(

@@ -40,12 +40,14 @@ impl UserData for Live {
                 lua.create_sequence_from(this.0.shown_ids())
             })
         });
-        m.add_meta_method("__tostring", |_, this, ()| {
-            Ok(format!(
-                "rpiv_todo.overlay_live ({} hidden, {} shown)",
-                this.0.hidden_ids().len(),
-                this.0.shown_ids().len()
-            ))
+        m.add_meta_method("__tostring", |lua, this, ()| {
+            guarded(lua, "overlay_live:__tostring", || {
+                lua.create_string(format!(
+                    "rpiv_todo.overlay_live ({} hidden, {} shown)",
+                    this.0.hidden_ids().len(),
+                    this.0.shown_ids().len()
+                ))
+            })
         });
     }
 }

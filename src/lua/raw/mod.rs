@@ -32,6 +32,7 @@ use super::from_lua::{Empty, ARRAY_FIELDS, MAX_DEPTH};
 use super::Ctx;
 use crate::params::{MAX_SAFE_INTEGER, TOO_DEEP};
 
+pub mod hook;
 pub mod write;
 
 /// A raw Lua state pointer, valid inside an `exec` body.
