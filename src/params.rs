@@ -1,6 +1,11 @@
 //! The tool's arguments as typed values. Whatever the model wrote arrives here as a JSON
 //! value (from a JSON string or converted from a Lua table) and is checked against the
 //! schema before the reducer sees it: a wrong type is an error naming the field.
+//!
+//! Arithmetic on what was read is checked (`checked_*`, `saturating_*`, `unsigned_abs`):
+//! the lint below refuses a plain operator, which could overflow on input.
+
+#![deny(clippy::arithmetic_side_effects)]
 
 use serde_json::{Map, Value};
 
@@ -184,8 +189,14 @@ pub const TOO_DEEP: &str = "nesting at most 64 levels deep";
 pub fn check_nesting(field: &str, v: &Value) -> Result<()> {
     fn deeper_than(v: &Value, levels: usize) -> bool {
         match v {
-            Value::Array(items) => levels == 0 || items.iter().any(|x| deeper_than(x, levels - 1)),
-            Value::Object(map) => levels == 0 || map.values().any(|x| deeper_than(x, levels - 1)),
+            Value::Array(items) => match levels.checked_sub(1) {
+                Some(below) => items.iter().any(|x| deeper_than(x, below)),
+                None => true,
+            },
+            Value::Object(map) => match levels.checked_sub(1) {
+                Some(below) => map.values().any(|x| deeper_than(x, below)),
+                None => true,
+            },
             _ => false,
         }
     }
@@ -261,7 +272,7 @@ fn ids(field: &str, v: &Value) -> Result<Vec<Id>> {
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| id(&format!("{field}[{}]", i + 1), item))
+        .map(|(i, item)| id(&format!("{field}[{}]", i.saturating_add(1)), item))
         .collect()
 }
 

@@ -1,5 +1,10 @@
 //! The Lua boundary: the only module that knows mlua. `exports` builds the
 //! `rpiv_todo.core` table; the loadable module's entry and `preload` both call it.
+//!
+//! No plain arithmetic operator in this module and below (the lint): what raw blocks
+//! compute from input must not overflow, where a panic would end the process.
+
+#![deny(clippy::arithmetic_side_effects)]
 
 mod from_lua;
 mod i18n;

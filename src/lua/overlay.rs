@@ -516,7 +516,10 @@ fn pick(
 ) -> mlua::Result<(Table, Table)> {
     let rows = lua.create_table_with_capacity(visible.len(), 0)?;
     for (k, &i) in visible.iter().enumerate() {
-        rows.raw_set(k + 1, tasks.raw_get::<LuaValue>(i + 1)?)?;
+        rows.raw_set(
+            k.saturating_add(1),
+            tasks.raw_get::<LuaValue>(i.saturating_add(1))?,
+        )?;
     }
     Ok((rows, counts_table(lua, panel)?))
 }

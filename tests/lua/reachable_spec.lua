@@ -16,9 +16,27 @@ local H = {}
 
 H.scratch = T.tempdir()
 
+-- What the interpreter itself provides (the globals, the standard libraries and what
+-- they hold): not the module's, and not to be called blindly (`os.exit`). A Lua 5.4
+-- function's `_ENV` upvalue is the globals table.
+function H.standard()
+  local std = { [_G] = true }
+  for _, lib in pairs(_G) do
+    std[lib] = true
+    if type(lib) == "table" and lib ~= package.loaded then
+      for _, v in pairs(lib) do
+        std[v] = true
+      end
+    end
+  end
+  std[package.loaded] = true
+  std[getmetatable("")] = true
+  return std
+end
+
 -- Every function reachable from `roots`, each once, with the path that found it.
 function H.walk(roots)
-  local seen, found, order = {}, {}, {}
+  local seen, found, order = H.standard(), {}, {}
   local function visit(v, path)
     local kind = type(v)
     if (kind ~= "table" and kind ~= "function" and kind ~= "userdata") or seen[v] then

@@ -133,6 +133,9 @@ const VALUE: c_int = 2;
 /// grows the stack, and growing can raise for memory on LuaJIT and 5.1.
 const SLOTS_PER_LEVEL: c_int = 3;
 
+/// The room a whole read needs: `SLOTS_PER_LEVEL` for each level it may go down.
+const READ_ROOM: c_int = (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL;
+
 /// The one reader of Lua values: `v` as a JSON value, or the fault that stopped it. `top`:
 /// `v` is a call's arguments, whose id arrays (`ARRAY_FIELDS`) read `{}` as `[]`.
 pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Result<Value, Fault> {
@@ -142,8 +145,7 @@ pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Resu
     // interrupt it; what it owns lands in `out`, out here. It leaves the stack empty.
     let done: mlua::Result<()> = unsafe {
         exec(lua, (&ctx.consts, v), |l| {
-            let room = (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL;
-            if ffi::lua_checkstack(l, room) != 0 {
+            if ffi::lua_checkstack(l, READ_ROOM) != 0 {
                 // Past the reservation nothing here can raise (raw reads, pushes into
                 // reserved room), so a panic can be caught on every flavour, LuaJIT too:
                 // no LuaJIT error can meet this `catch_unwind`.
@@ -344,9 +346,9 @@ unsafe fn table_body(
     // First pass: decide array or object from the keys alone.
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, idx) != 0 {
-        count += 1;
+        count = count.saturating_add(1);
         match ffi::lua_type(l, -2) {
-            ffi::LUA_TSTRING => string_keys += 1,
+            ffi::LUA_TSTRING => string_keys = string_keys.saturating_add(1),
             ffi::LUA_TNUMBER => bad_key |= index(l, -2, len).is_none(),
             _ => bad_key = true,
         }
@@ -366,7 +368,7 @@ unsafe fn table_body(
                 l,
                 consts,
                 ffi::lua_gettop(l),
-                depth + 1,
+                depth.saturating_add(1),
                 Empty::Object,
                 false,
                 budget,
@@ -390,8 +392,8 @@ unsafe fn table_body(
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, idx) != 0 {
         let at = ffi::lua_gettop(l);
-        let Some(key) = str(l, at - 1) else {
-            ffi::lua_settop(l, at - 2);
+        let Some(key) = str(l, at.saturating_sub(1)) else {
+            ffi::lua_settop(l, at.saturating_sub(2));
             return Err(Fault::new("UTF-8 keys", "a key that is not UTF-8"));
         };
         let hint = match top && ARRAY_FIELDS.contains(&key) {
@@ -400,13 +402,13 @@ unsafe fn table_body(
         };
         let later = first_fault.as_ref().is_some_and(|(k, _)| k.as_str() < key);
         if !later {
-            match value(l, consts, at, depth + 1, hint, false, budget) {
+            match value(l, consts, at, depth.saturating_add(1), hint, false, budget) {
                 Ok(v) if first_fault.is_none() => entries.push((key.to_owned(), v)),
                 Ok(_) => {}
                 Err(f) => first_fault = Some((key.to_owned(), f)),
             }
         }
-        ffi::lua_settop(l, at - 1);
+        ffi::lua_settop(l, at.saturating_sub(1));
     }
     if let Some((key, f)) = first_fault {
         return Err(f.at(Step::Key(key)));
@@ -567,10 +569,10 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
         return false;
     };
     // Keys exactly 1..n: as many keys as the length.
-    let mut count = 0;
+    let mut count: usize = 0;
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, COPY_TASKS) != 0 {
-        count += 1;
+        count = count.saturating_add(1);
         ffi::lua_settop(l, -2);
     }
     if count != n {
@@ -583,7 +585,7 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
     links.deps.reserve(n);
     for i in 1..=n {
         ffi::lua_rawgeti(l, COPY_TASKS, i as _);
-        let src = dst_tasks + 1;
+        let src = dst_tasks.saturating_add(1);
         if ffi::lua_type(l, src) != ffi::LUA_TTABLE || !copy_task(l, &interned, src, links) {
             return false;
         }
@@ -596,7 +598,10 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
     let Ok(largest) = crate::task::check_links(
         ids.len(),
         |i| ids[i],
-        |i| &edges[deps[i].0..deps[i].0 + deps[i].1],
+        |i| {
+            let (start, len) = deps[i];
+            edges.get(start..start.saturating_add(len)).unwrap_or(&[])
+        },
     ) else {
         return false;
     };
@@ -614,12 +619,12 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
 /// Only inside an `exec` body, on its state `l`, with every stack index it is
 /// given naming a live slot of the kind its doc says (the rules above).
 unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links) -> bool {
-    let dst = src + 1;
+    let dst = src.saturating_add(1);
     let start = links.edges.len();
     let mut id = None;
     ffi::lua_createtable(l, 0, 4);
-    let (key, val) = (dst + 1, dst + 2);
-    let mut required = 0;
+    let (key, val) = (dst.saturating_add(1), dst.saturating_add(2));
+    let mut required: i32 = 0;
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, src) != 0 {
         let field = match ffi::lua_type(l, key) {
@@ -636,7 +641,8 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
             _ => false,
         };
         if own {
-            required += matches!(field, Some(Const::Status | Const::Subject)) as i32;
+            required = required
+                .saturating_add(matches!(field, Some(Const::Status | Const::Subject)) as i32);
             ffi::lua_pushvalue(l, key);
             ffi::lua_insert(l, val);
             ffi::lua_rawset(l, dst);
@@ -648,7 +654,7 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
                 Some(v) => {
                     ffi::lua_pushinteger(l, v as _);
                     id = Some(v);
-                    required += 1;
+                    required = required.saturating_add(1);
                     true
                 }
                 None => false,
@@ -656,7 +662,7 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
             Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges, &mut links.budget),
             Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
                 // Room for the reader's levels, reserved while nothing is owned here.
-                if ffi::lua_checkstack(l, (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL) == 0 {
+                if ffi::lua_checkstack(l, READ_ROOM) == 0 {
                     return false;
                 }
                 // Kept in `links` while it is pushed: a push that raises (out of
@@ -692,7 +698,9 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
         return false;
     };
     links.ids.push(id);
-    links.deps.push((start, links.edges.len() - start));
+    links
+        .deps
+        .push((start, links.edges.len().saturating_sub(start)));
     true
 }
 
@@ -711,10 +719,10 @@ unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
     if n == 0 {
         return None;
     }
-    let mut count = 0;
+    let mut count: usize = 0;
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, idx) != 0 {
-        count += 1;
+        count = count.saturating_add(1);
         let ok = index(l, -2, n).is_some();
         ffi::lua_settop(l, -2);
         if !ok {
@@ -794,7 +802,7 @@ impl InternedKeys {
         }
         let mut p = [std::ptr::null(); 12];
         for (i, slot) in p.iter_mut().enumerate() {
-            ffi::lua_rawgeti(l, consts, (Const::Id as usize + i) as _);
+            ffi::lua_rawgeti(l, consts, (Const::Id as usize).saturating_add(i) as _);
             *slot = ffi::lua_tolstring(l, -1, std::ptr::null_mut()).cast();
             ffi::lua_settop(l, -2);
         }
@@ -920,7 +928,7 @@ unsafe fn is_array_marked(l: L, consts: c_int, idx: c_int) -> bool {
         ffi::lua_rawgeti(l, consts, Const::Array as _);
         yes = ffi::lua_rawequal(l, -1, -2) != 0;
     }
-    ffi::lua_settop(l, mt - 1);
+    ffi::lua_settop(l, mt.saturating_sub(1));
     yes
 }
 
