@@ -117,16 +117,7 @@ if not anchor_dir then
   print("anchor comparison skipped: no anchor folder (set RPIV_ANCHOR); module figures only")
 end
 print(
-  string.format(
-    "%-52s %9s %9s %9s %9s %6s %6s",
-    "work",
-    "module",
-    "(median)",
-    "anchor",
-    "(median)",
-    "ratio",
-    "(med.)"
-  )
+  string.format("%-52s %9s %9s %9s %9s %6s %6s", "work", "module", "(median)", "anchor", "(median)", "ratio", "(med.)")
 )
 
 -- Tool calls: w1 and w2, JSON text and tables. -----------------------------------------

@@ -36,7 +36,7 @@ end
 
 -- Every function reachable from `roots`, each once, with the path that found it.
 function H.walk(roots)
-  local seen, found, order = H.standard(), {}, {}
+  local seen, found = H.standard(), {}
   local function visit(v, path)
     local kind = type(v)
     if (kind ~= "table" and kind ~= "function" and kind ~= "userdata") or seen[v] then
@@ -71,7 +71,6 @@ function H.walk(roots)
     end
   end
   for _, root in ipairs(roots) do
-    order[#order + 1] = root.name
     visit(root.value, root.name)
   end
   return found
