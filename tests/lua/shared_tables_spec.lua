@@ -14,17 +14,20 @@ local core = require("rpiv_todo.core")
 
 local H = {}
 
+-- Every depth in the first place a value is read (metadata, or the arguments), the
+-- depths around the budget (14 fits, 15 does not) and the deepest in the other places.
 -- Under valgrind (20-50x slower) a sample of the depths, and a wider time limit.
 H.VALGRIND = os.getenv("RPIV_VALGRIND") ~= nil
 H.LIMIT = H.VALGRIND and 30 or 1
 H.DEPTHS = {}
 if H.VALGRIND then
-  H.DEPTHS = { 1, 2, 13, 14, 15, 40 }
+  H.DEPTHS = { 1, 14, 15, 40 }
 else
   for n = 1, 40 do
     H.DEPTHS[n] = n
   end
 end
+H.SAMPLE = { [1] = true, [14] = true, [15] = true, [40] = true }
 
 function H.dag(n)
   local t = {}
@@ -161,10 +164,12 @@ for _, name in ipairs(names) do
   T.test(name .. ": DAGs of depth 1 to 40 answer or raise within " .. H.LIMIT .. " s", function()
     for _, n in ipairs(H.DEPTHS) do
       for _, place in ipairs(places) do
-        local dag = H.dag(n)
-        H.within(name .. " depth " .. n .. " in " .. place, function()
-          return call(dag, H.states[place](dag))
-        end)
+        if place == "metadata" or (H.SAMPLE[n] and not H.VALGRIND) then
+          local dag = H.dag(n)
+          H.within(name .. " depth " .. n .. " in " .. place, function()
+            return call(dag, H.states[place](dag))
+          end)
+        end
       end
     end
   end)
