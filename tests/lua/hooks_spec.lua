@@ -15,6 +15,9 @@ local core = require("rpiv_todo.core")
 
 local H = {}
 
+-- Rounds of every call under each hook; fewer under valgrind (scripts/test.sh).
+H.ROUNDS = os.getenv("RPIV_VALGRIND") and 3 or 20
+
 -- Calls of the module, each made many times while `hook` is set with `mask`.
 H.calls = {
   function()
@@ -50,7 +53,7 @@ function H.run(mask, count, inside)
       errors[#errors + 1] = tostring(e)
     end
   end, mask, count)
-  for _ = 1, 20 do
+  for _ = 1, H.ROUNDS do
     for _, call in ipairs(H.calls) do
       local ok = pcall(call)
       answered = answered and ok
