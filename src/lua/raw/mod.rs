@@ -496,6 +496,14 @@ pub fn snapshot_table(
     tasks: &LuaValue,
     next: &LuaValue,
 ) -> mlua::Result<Option<Table>> {
+    // The raw copy reads `tasks` with table calls (`lua_next` on anything else is a
+    // crash, `lua_rawlen` of a number converts it in place on LuaJIT and 5.1): only a
+    // table and a number get that far, whoever the caller.
+    if !matches!(tasks, LuaValue::Table(_))
+        || !matches!(next, LuaValue::Number(_) | LuaValue::Integer(_))
+    {
+        return Ok(None);
+    }
     let mut plain = false;
     let mut links = Links::default();
     // SAFETY: the closure reads the entry and builds new tables; it leaves exactly the
