@@ -319,6 +319,9 @@ mod tests {
             (json!({"action": "get", "id": "1"}), "id: expected an integer id, got string \"1\""),
             (json!({"action": "get", "id": 1e300}), "id: expected an integer id, got number 1e+300"),
             (json!({"action": "get", "id": 9007199254740992u64}), "id: expected an integer id, got number 9007199254740992"),
+            // The most negative i64 has no `abs`: it overflowed and passed as an id.
+            (json!({"action": "get", "id": i64::MIN}), "id: expected an integer id, got number -9223372036854775808"),
+            (json!({"action": "get", "id": -9007199254740992i64}), "id: expected an integer id, got number -9007199254740992"),
             (json!({"action": "create", "subject": 5}), "subject: expected a string, got number 5"),
             (json!({"action": "update", "status": "done"}), "status: expected one of pending, in_progress, completed, deleted, got string \"done\""),
             (json!({"action": "create", "blockedBy": 1}), "blockedBy: expected an array of integer ids, got number 1"),
