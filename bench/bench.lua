@@ -5,9 +5,10 @@
 --
 -- Each row times the module and, when the plain-Lua anchor (`todo.lua`, `overlay.lua`) is
 -- given, the same work done by the anchor in the same process. Repetitions are interleaved
--- (module, anchor, module, anchor, ...) and the best of `runs` is reported for each side,
--- so a busy machine slows both alike. Figures are µs per unit of work; the ratio is
--- module / anchor (below 1: the module is faster). Nothing here asserts a speed.
+-- (module, anchor, module, anchor, ...) and the best and the median of `runs` are reported
+-- for each side, so a busy machine slows both alike. Figures are µs per unit of work; the
+-- ratios are module / anchor, of the bests and of the medians (below 1: the module is
+-- faster). A row is judged by its median ratio. Nothing here asserts a speed.
 local M = {}
 local H = {}
 
@@ -45,32 +46,52 @@ function H.time(fn, n)
   return (clock() - t0) / n * 1e6
 end
 
----Best of RUNS interleaved passes of `mine` and `theirs` (theirs may be nil).
----@return number mine, number|nil theirs
+---The best and the median of some passes' figures.
+---@param xs number[]
+---@return { best: number, median: number }
+function H.stats(xs)
+  table.sort(xs)
+  local n = #xs
+  local median = n % 2 == 1 and xs[(n + 1) / 2] or (xs[n / 2] + xs[n / 2 + 1]) / 2
+  return { best = xs[1], median = median }
+end
+
+---RUNS interleaved passes of `mine` and `theirs` (theirs may be nil): the best and the
+---median of each.
+---@return { best: number, median: number } mine, { best: number, median: number }|nil theirs
 function H.best(mine, theirs, n)
-  local a, b
+  local a, b = {}, {}
   for _ = 1, RUNS do
-    local x = H.time(mine, n)
-    a = (a == nil or x < a) and x or a
+    a[#a + 1] = H.time(mine, n)
     if theirs then
-      local y = H.time(theirs, n)
-      b = (b == nil or y < b) and y or b
+      b[#b + 1] = H.time(theirs, n)
     end
   end
-  return a, b
+  return H.stats(a), theirs and H.stats(b) or nil
 end
 
 M.rows = {}
 
 ---@param label string
----@param mine number
----@param theirs number|nil
+---@param mine { best: number, median: number }
+---@param theirs { best: number, median: number }|nil
 function H.row(label, mine, theirs)
   M.rows[#M.rows + 1] = { label = label, mine = mine, theirs = theirs }
   if theirs then
-    print(string.format("%-52s %10.2f %10.2f %7.2f", label, mine, theirs, mine / theirs))
+    print(
+      string.format(
+        "%-52s %9.2f %9.2f %9.2f %9.2f %6.2f %6.2f",
+        label,
+        mine.best,
+        mine.median,
+        theirs.best,
+        theirs.median,
+        mine.best / theirs.best,
+        mine.median / theirs.median
+      )
+    )
   else
-    print(string.format("%-52s %10.2f %10s %7s", label, mine, "-", "-"))
+    print(string.format("%-52s %9.2f %9.2f %9s %9s %6s %6s", label, mine.best, mine.median, "-", "-", "-", "-"))
   end
   io.stdout:flush()
 end
@@ -85,7 +106,7 @@ end
 local flavour = (jit and jit.version) or _VERSION
 print(
   string.format(
-    "rpiv_todo %s (%s build) under %s; best of %d interleaved runs; µs per unit",
+    "rpiv_todo %s (%s build) under %s; best and median of %d interleaved runs; µs per unit",
     core.version,
     core.flavour,
     flavour,
@@ -95,7 +116,9 @@ print(
 if not anchor_dir then
   print("anchor comparison skipped: no anchor folder (set RPIV_ANCHOR); module figures only")
 end
-print(string.format("%-52s %10s %10s %7s", "work", "module", "anchor", "ratio"))
+print(
+  string.format("%-52s %9s %9s %9s %9s %6s %6s", "work", "module", "(median)", "anchor", "(median)", "ratio", "(med.)")
+)
 
 -- Tool calls: w1 and w2, JSON text and tables. -----------------------------------------
 for _, name in ipairs({ "w1-mutations-50.json", "w2-mutations-500.json" }) do

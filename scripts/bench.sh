@@ -4,7 +4,7 @@
 # handle (and, drawn every time, with the budget changing between renders), the live paint
 # per tool call -- under LuaJIT and Lua 5.4, each with the loadable
 # module built for that interpreter, side by side with the plain-Lua anchor measured in
-# the same process (interleaved repetitions, best of each); then Neovim's startup with and
+# the same process (interleaved repetitions, best and median of each); then Neovim's startup with and
 # without the plugin (scripts/bench-startup.sh). Prints figures; asserts nothing.
 #
 #   scripts/bench.sh [runs]     (runs: interleaved repetitions per row; default 5)

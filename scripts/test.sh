@@ -20,7 +20,7 @@
 #   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build;
 #      tests/hostile/hostile.lua and finalizers.lua in each, stderr captured and required empty;
 #      the Lua 5.4 specs again under Debian's valgrind (memcheck): no error, nothing
-#      definitely lost (all but overlay_spec.lua, too slow there)
+#      definitely lost (every spec; RPIV_VALGRIND makes the slowest loops shorter there)
 #   5. tests/loader/*: require("rpiv_todo.core") from the interpreters and both Neovims,
 #      wrong-flavour and missing-module cases
 #   6. tests/nvim/*_spec.lua in both Neovims (plugin on 'runtimepath', LuaJIT build at
@@ -294,14 +294,10 @@ valgrind_specs() {
         skip "Lua specs under valgrind (lua5.4)" "module build (lua54) failed"
         return
     fi
+    # Every spec, overlay_spec.lua included: specs whose loops repeat the same work run
+    # them fewer times when RPIV_VALGRIND is set (valgrind_one sets it).
     for spec in "$ROOT"/tests/lua/*_spec.lua; do
-        case $(basename "$spec") in
-        overlay_spec.lua)
-            # Not under memcheck: 17 s of Lua natively, about 15 min there. The native
-            # overlay entry points it drives are also in hostile_shapes_spec and layer_spec.
-            ;;
-        *) step "valgrind: $(rel "$spec") (lua5.4)" valgrind_one "$spec" ;;
-        esac
+        step "valgrind: $(rel "$spec") (lua5.4)" valgrind_one "$spec"
     done
 }
 

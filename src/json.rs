@@ -342,7 +342,12 @@ pub fn state_from_value(v: &Value) -> Result<State> {
         Some(other) => return Err(Error::input("tasks", "an array", kind(other))),
     };
     let next_id = match map.get("nextId") {
-        None | Some(Value::Null) => tasks.iter().map(|t| t.id).max().unwrap_or(0) + 1,
+        None | Some(Value::Null) => tasks
+            .iter()
+            .map(|t| t.id)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1),
         Some(n) => params::id("nextId", n)?,
     };
     State { tasks, next_id }.validate()

@@ -37,6 +37,24 @@ pub const MAX_TASK_BYTES: usize =
 /// the file's own keys); only longer ones have their size computed.
 pub const SAFE_TASKS: usize = (MAX_LIST_BYTES as usize - 64) / MAX_TASK_BYTES;
 
+/// The most values one read of a Lua value (a call's arguments, a snapshot a host hands
+/// over) may build: as many as a list file can hold, where each value takes at least two
+/// bytes (itself and a comma or bracket). Only the host's own tables can reach it; past it
+/// the read stops with an error naming where.
+pub const MAX_READ_VALUES: usize = MAX_LIST_BYTES as usize / 2;
+
+/// The most values one read may copy again from tables it has already copied (a table
+/// shared by several places of the value: Lua tables may form a DAG, JSON cannot): one
+/// largest task's worth, every value at least a byte of its text. A DAG of 40 tables that
+/// spells 2^40 values stops here within milliseconds.
+pub const MAX_REPEATED_VALUES: usize = MAX_TASK_BYTES;
+
+/// What a read that passed `MAX_READ_VALUES` was expected to be.
+pub const READ_VALUES_EXPECTED: &str = "at most 33554432 values in all";
+
+/// What a read that passed `MAX_REPEATED_VALUES` was expected to be.
+pub const REPEATED_VALUES_EXPECTED: &str = "at most 64360 values repeated from shared tables";
+
 /// What `check_text` and `check_metadata` say a field should be.
 const SHORT_EXPECTED: &str = "at most 2048 bytes (as JSON text)";
 const DESCRIPTION_EXPECTED: &str = "at most 32768 bytes (as JSON text)";
@@ -168,6 +186,14 @@ mod tests {
         // Hand-checked: 6 KiB + 32 KiB + 8 KiB + 17,000 + 256 bytes per task.
         assert_eq!(MAX_TASK_BYTES, 64_360);
         assert_eq!(SAFE_TASKS, 1042);
+        assert_eq!(
+            READ_VALUES_EXPECTED,
+            format!("at most {MAX_READ_VALUES} values in all")
+        );
+        assert_eq!(
+            REPEATED_VALUES_EXPECTED,
+            format!("at most {MAX_REPEATED_VALUES} values repeated from shared tables")
+        );
         assert!((SAFE_TASKS * MAX_TASK_BYTES + 64) as u64 <= MAX_LIST_BYTES);
     }
 

@@ -1,6 +1,11 @@
 //! The tool's arguments as typed values. Whatever the model wrote arrives here as a JSON
 //! value (from a JSON string or converted from a Lua table) and is checked against the
 //! schema before the reducer sees it: a wrong type is an error naming the field.
+//!
+//! Arithmetic on what was read is checked (`checked_*`, `saturating_*`, `unsigned_abs`):
+//! the lint below refuses a plain operator, which could overflow on input.
+
+#![deny(clippy::arithmetic_side_effects)]
 
 use serde_json::{Map, Value};
 
@@ -184,8 +189,14 @@ pub const TOO_DEEP: &str = "nesting at most 64 levels deep";
 pub fn check_nesting(field: &str, v: &Value) -> Result<()> {
     fn deeper_than(v: &Value, levels: usize) -> bool {
         match v {
-            Value::Array(items) => levels == 0 || items.iter().any(|x| deeper_than(x, levels - 1)),
-            Value::Object(map) => levels == 0 || map.values().any(|x| deeper_than(x, levels - 1)),
+            Value::Array(items) => match levels.checked_sub(1) {
+                Some(below) => items.iter().any(|x| deeper_than(x, below)),
+                None => true,
+            },
+            Value::Object(map) => match levels.checked_sub(1) {
+                Some(below) => map.values().any(|x| deeper_than(x, below)),
+                None => true,
+            },
             _ => false,
         }
     }
@@ -247,8 +258,9 @@ pub fn id(field: &str, v: &Value) -> Result<Id> {
             .filter(|f| f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64)
             .map(|f| f as i64)
     };
+    // `unsigned_abs`: the most negative i64 has no `abs` (it overflowed, and passed).
     match id {
-        Some(i) if i.abs() <= MAX_SAFE_INTEGER => Ok(i),
+        Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER.unsigned_abs() => Ok(i),
         _ => Err(Error::input(field, EXPECTED, kind(v))),
     }
 }
@@ -260,7 +272,7 @@ fn ids(field: &str, v: &Value) -> Result<Vec<Id>> {
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| id(&format!("{field}[{}]", i + 1), item))
+        .map(|(i, item)| id(&format!("{field}[{}]", i.saturating_add(1)), item))
         .collect()
 }
 
@@ -307,6 +319,9 @@ mod tests {
             (json!({"action": "get", "id": "1"}), "id: expected an integer id, got string \"1\""),
             (json!({"action": "get", "id": 1e300}), "id: expected an integer id, got number 1e+300"),
             (json!({"action": "get", "id": 9007199254740992u64}), "id: expected an integer id, got number 9007199254740992"),
+            // The most negative i64 has no `abs`: it overflowed and passed as an id.
+            (json!({"action": "get", "id": i64::MIN}), "id: expected an integer id, got number -9223372036854775808"),
+            (json!({"action": "get", "id": -9007199254740992i64}), "id: expected an integer id, got number -9007199254740992"),
             (json!({"action": "create", "subject": 5}), "subject: expected a string, got number 5"),
             (json!({"action": "update", "status": "done"}), "status: expected one of pending, in_progress, completed, deleted, got string \"done\""),
             (json!({"action": "create", "blockedBy": 1}), "blockedBy: expected an array of integer ids, got number 1"),

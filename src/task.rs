@@ -198,7 +198,7 @@ impl State {
 /// boundary's table-to-table copy both use this).
 pub fn repaired_next_id(next_id: Id, largest: Id) -> Id {
     if next_id <= largest || next_id < 1 {
-        largest + 1
+        largest.saturating_add(1)
     } else {
         next_id
     }

@@ -69,6 +69,14 @@ const CASES: &[(&str, &str)] = &[
     ("core.sanitize", "return function() return core.sanitize('a\\27[31mb\\0c') end"),
     ("core.truncate", "return function() return core.truncate('a wide text \\u{1F600} here', 8) end"),
     ("core.tr", "return function() return core.tr('en', 'overlay-heading', { total = 3 }) end"),
+    ("core.from_strict (list)", r#"local l = core.list(STATE()) return function() return core.from_strict({ action = 'update', id = 2, subject = core.null, metadata = '{"m":[1,{"n":2}]}' }, l) end"#),
+    ("core.from_strict (no list)", r#"return function() return core.from_strict({ action = 'create', subject = 's', metadata = '{"m":[1,2]}' }) end"#),
+    ("core.apply (a shared table refused)", "local d = SHARED(30) return function() return core.apply(nil, { action = 'create', subject = 'a', extra = d }) end"),
+    ("core.apply (a shared table read)", "local d = SHARED(3) return function() return core.apply(nil, { action = 'create', subject = 'a', metadata = { d = d } }) end"),
+    ("core.list (a shared table refused)", "local s = STATE() s.tasks[1].metadata = { d = SHARED(30) } return function() local ok, e = pcall(core.list, s) assert(not ok and tostring(e):find('repeated from shared tables', 1, true)) return e end"),
+    ("core.replay (a shared table skipped)", "local e = ENTRIES() e[4].message.details.tasks[1].metadata = { d = SHARED(30) } return function() return core.replay(e) end"),
+    ("core.overlay_live", "return function() return tostring(core.overlay_live()) end"),
+    ("core.locale_file", "return function() return core.locale_file({ XDG_CONFIG_HOME = '/nonexistent' }) end"),
 ];
 
 const PRELUDE: &str = r#"
@@ -89,6 +97,14 @@ function ENTRIES()
   end
   e[5] = { type = "message", message = { role = "user" } }
   return e
+end
+-- A table shared by two places at each of n levels: 2^(n+1) values once copied.
+function SHARED(n)
+  local t = {}
+  for _ = 1, n do
+    t = { t, t }
+  end
+  return t
 end
 function ENTRIES_JSON()
   return '[{"type":"message","message":{"role":"toolResult","toolName":"todo","details":'

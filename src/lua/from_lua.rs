@@ -77,38 +77,39 @@ fn type_name(v: &LuaValue) -> String {
 /// `core.replay` over Lua tables, in every flavour: the walk over entries is Lua
 /// (`lua/rpiv_todo/native/replay_walk.lua`), which LuaJIT compiles and Lua 5.4 and 5.1 run
 /// with their own field reads, where every C API call costs one of theirs (measured in
-/// README, Performance). The winning snapshot is copied by `raw::snapshot_table`, or, when
-/// `copy_here` (LuaJIT), in Lua too when every task has the plain shape it copies (known
-/// fields only, no metadata); any other snapshot, and any doubt, goes to
-/// `raw::snapshot_table` (`tests::the_copy_in_lua_agrees_with_the_native_copy`).
-///
-/// The Lua copy reads the known fields by name and counts the task's keys to find any
-/// other, then builds the task in one constructor. Text must be UTF-8: ASCII passes a
-/// byte-class search, anything else is checked natively, and text up to 512 bytes that
-/// passed is remembered (at most 2,048 strings, then the memory starts afresh), so the
-/// strings a conversation repeats in every snapshot are checked once. Under Lua 5.4 the
-/// native copy is faster (the Lua one was 1.53× the anchor, the native one 0.59×); under
-/// LuaJIT the Lua one (the native one was 1.23×).
+/// README, Performance). The winning snapshot is read by `raw::snapshot_table`, the one
+/// reading of a snapshot held in Lua tables: the list's rules over it (`State::validate`'s
+/// `task::check_links` and `task::repaired_next_id`) are applied there, in Rust, and
+/// nowhere in Lua.
 const WALK_IN_LUA: &str = include_str!("../../lua/rpiv_todo/native/replay_walk.lua");
 
 /// `WALK_IN_LUA` over `native` (the native `core.replay`, for JSON text, nil and misuse).
-pub fn walk_in_lua(
-    lua: &Lua,
-    native: mlua::Function,
-    copy_here: bool,
-) -> mlua::Result<mlua::Function> {
+///
+/// The snapshot function it hands the walk is a Lua function like any other (the debug
+/// library reaches it as an upvalue), so it checks its arguments' types before any raw
+/// read: `tasks` a table, `nextId` a number, or a Lua error.
+pub fn walk_in_lua(lua: &Lua, native: mlua::Function) -> mlua::Result<mlua::Function> {
     let snapshot = lua.create_function(|lua, (tasks, next): (LuaValue, LuaValue)| {
         super::guarded(lua, "replay", || {
+            let expected = match (&tasks, &next) {
+                (LuaValue::Table(_), LuaValue::Number(_) | LuaValue::Integer(_)) => None,
+                (LuaValue::Table(_), other) => Some(("nextId", "a number", other)),
+                (other, _) => Some(("tasks", "a table", other)),
+            };
+            if let Some((field, what, got)) = expected {
+                return Err(super::api_error(
+                    "replay",
+                    Error::input(field, what, type_name(got)),
+                ));
+            }
             let ctx = Ctx::get(lua)?;
             raw::snapshot_table(lua, &ctx, &tasks, &next)
         })
     })?;
-    let utf8 = lua
-        .create_function(|_, s: mlua::LuaString| Ok(std::str::from_utf8(&s.as_bytes()).is_ok()))?;
     lua.load(WALK_IN_LUA)
         .set_name("@lua/rpiv_todo/native/replay_walk.lua")
         .eval::<mlua::Function>()?
-        .call((native, snapshot, utf8, copy_here))
+        .call((native, snapshot))
 }
 
 #[cfg(test)]
@@ -173,7 +174,7 @@ mod tests {
             panic!("not a table")
         };
         let native = crate::lua::native_replay(lua).unwrap();
-        let walk = walk_in_lua(lua, native, false).unwrap();
+        let walk = walk_in_lua(lua, native).unwrap();
         let t: LuaValue = walk.call(entries).unwrap();
         let walked = value(lua, ctx, &t, "state", Empty::Object)
             .and_then(|v| crate::json::state_from_value(&v))
@@ -258,9 +259,8 @@ mod tests {
         ]));
         cases.push(serde_json::json!([todo(good.clone()), {"type": "message", "message": {"role": "toolResult",
             "toolName": "bash", "details": good.clone()}}]));
-        // Both copies: the native one, and LuaJIT's in Lua.
-        for copy_here in [false, true] {
-            let in_lua = walk_in_lua(&lua, native.clone(), copy_here).unwrap();
+        {
+            let in_lua = walk_in_lua(&lua, native.clone()).unwrap();
             for entries in &cases {
                 let t = to_lua(&lua, &ctx, entries);
                 let b: LuaValue = in_lua.call(t).unwrap();
@@ -278,16 +278,15 @@ mod tests {
         }
     }
 
-    /// Lua-built snapshots, odd in ways JSON cannot be, through both copies: the same
-    /// tables (same keys, same strings, numbers equal bit for bit), or both the older list.
+    /// Lua-built snapshots, odd in ways JSON cannot be, through the walk: the state the
+    /// general conversion (JSON values, `json::state_from_value`) makes of the same tables,
+    /// or the older list when they make none.
     #[test]
-    fn the_copy_in_lua_agrees_with_the_native_copy() {
+    fn the_walk_reads_snapshots_as_the_general_conversion_does() {
         let lua = Lua::new();
         crate::lua::exports(&lua).unwrap();
         let ctx = Ctx::get(&lua).unwrap();
-        let native = walk_in_lua(&lua, crate::lua::native_replay(&lua).unwrap(), false).unwrap();
-        let in_lua = walk_in_lua(&lua, crate::lua::native_replay(&lua).unwrap(), true).unwrap();
-        let same = super::super::same_tables(&lua);
+        let native = walk_in_lua(&lua, crate::lua::native_replay(&lua).unwrap()).unwrap();
         // Each case: the tasks and nextId of the newest entry; an older entry holds one
         // plain task, so a refused snapshot shows as that list.
         let cases = [
@@ -370,9 +369,6 @@ mod tests {
                 .eval()
                 .unwrap_or_else(|e| panic!("{case}: {e}"));
             let a: LuaValue = native.call(&entries).unwrap();
-            let b: LuaValue = in_lua.call(&entries).unwrap();
-            let bad: Option<String> = same.call((a.clone(), b)).unwrap();
-            assert_eq!(bad, None, "for {case}");
             // And both as the general conversion has it: the newest snapshot converted to
             // JSON values and read as a state, or (when it is not one) the older list.
             let details: Table = entries
@@ -409,7 +405,7 @@ mod tests {
                 .and_then(|v| crate::json::state_from_value(&v));
             assert_eq!(got, Ok(general.unwrap_or(older)), "for {case}");
         }
-        // Text is remembered once checked; a string that failed is checked again each time.
+        // Text that is not UTF-8 makes no snapshot, however often it is seen.
         for _ in 0..3 {
             let entries: Table = lua
                 .load(format!(
@@ -419,7 +415,7 @@ mod tests {
                 ))
                 .eval()
                 .unwrap();
-            let b: Table = in_lua.call(&entries).unwrap();
+            let b: Table = native.call(&entries).unwrap();
             let subject: String = b
                 .get::<Table>("tasks")
                 .unwrap()
@@ -429,6 +425,50 @@ mod tests {
                 .unwrap();
             assert_eq!(subject, "older");
         }
+    }
+
+    /// A few tables shared many times spell 2^n values: the reader counts what it copies
+    /// again and stops within milliseconds, naming where; a little sharing reads as before.
+    #[test]
+    fn shared_tables_are_counted_and_a_dag_stops_quickly() {
+        let lua = Lua::new();
+        let ctx = Ctx::new(&lua).unwrap();
+        let dag = |n: usize| -> LuaValue {
+            lua.load(format!(
+                "local t = {{}} for i = 1, {n} do t = {{ t, t }} end return t"
+            ))
+            .eval()
+            .unwrap()
+        };
+        // 15 tables, 2^15 - 1 values: the copies of the second halves (about 2^15
+        // values) fit the budget; one level more does not.
+        let v = value(&lua, &ctx, &dag(14), "v", Empty::Object).unwrap();
+        assert_eq!(
+            serde_json::to_string(&v).unwrap().matches("{}").count(),
+            1 << 14
+        );
+        for n in [15, 16, 40, 127] {
+            let start = std::time::Instant::now();
+            let e = value(&lua, &ctx, &dag(n), "v", Empty::Object).unwrap_err();
+            let e = e.to_string();
+            assert!(
+                e.ends_with(": expected at most 64360 values repeated from shared tables, got more (a table shared many times)"),
+                "{n}: {e}"
+            );
+            // The path to where it stopped, inside a repeat.
+            assert!(e.starts_with("v[") && e.contains("[2]"), "{n}: {e}");
+            assert!(
+                start.elapsed() < std::time::Duration::from_millis(500),
+                "{n}"
+            );
+        }
+        // The same small table in two places, and a shared id array in a call.
+        let v: LuaValue = lua
+            .load("local deps = { 1, 2 } return { a = deps, b = { deps, deps } }")
+            .eval()
+            .unwrap();
+        let got = value(&lua, &ctx, &v, "v", Empty::Object).unwrap();
+        assert_eq!(got.to_string(), r#"{"a":[1,2],"b":[[1,2],[1,2]]}"#);
     }
 
     /// What JSON can and cannot say, read through the reader: each value, or the error

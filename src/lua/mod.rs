@@ -1,5 +1,10 @@
 //! The Lua boundary: the only module that knows mlua. `exports` builds the
 //! `rpiv_todo.core` table; the loadable module's entry and `preload` both call it.
+//!
+//! No plain arithmetic operator in this module and below (the lint): what raw blocks
+//! compute from input must not overflow, where a panic would end the process.
+
+#![deny(clippy::arithmetic_side_effects)]
 
 mod from_lua;
 mod i18n;
@@ -111,10 +116,12 @@ pub struct ApiError {
     source: Error,
 }
 
-/// The body of every native entry point. While `f` runs the collector is held (see
+/// The body of every native entry point. A debug hook's call made while another call
+/// runs is refused (see `raw::hook`). While `f` runs the collector is held (see
 /// `CollectorHold`), and a panic (a bug) becomes a Lua error instead of unwinding into
 /// Lua. Whatever the call returns that Lua must allocate is made inside `f`, under the hold.
 fn guarded<R>(lua: &Lua, func: &str, f: impl FnOnce() -> mlua::Result<R>) -> mlua::Result<R> {
+    let _entered = raw::hook::Entered::enter(lua, func)?;
     let _hold = raw::CollectorHold::new(lua);
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
         Err(mlua::Error::runtime(format!(
@@ -161,8 +168,8 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
             })
         })?,
     )?;
-    // The walk over entries is Lua; LuaJIT copies plain snapshots in Lua too (`walk_in_lua`).
-    let replay = from_lua::walk_in_lua(lua, native_replay(lua)?, cfg!(feature = "luajit"))?;
+    // The walk over entries is Lua, the snapshot's reading native (`walk_in_lua`).
+    let replay = from_lua::walk_in_lua(lua, native_replay(lua)?)?;
     core.set("replay", replay)?;
     core.set(
         "sanitize",
@@ -283,14 +290,4 @@ fn rpiv_todo_core(lua: &Lua) -> mlua::Result<Table> {
     // never print to the host's stderr (panics are caught and become Lua errors).
     std::panic::set_hook(Box::new(|_| {}));
     exports(lua)
-}
-
-/// Tests: `tests/lua/same_tables.lua`, a deep comparison of two Lua values (nil when they
-/// are the same, else where they differ).
-#[cfg(test)]
-pub(crate) fn same_tables(lua: &Lua) -> mlua::Function {
-    lua.load(include_str!("../../tests/lua/same_tables.lua"))
-        .set_name("@tests/lua/same_tables.lua")
-        .eval()
-        .expect("the comparer loads")
 }

@@ -40,12 +40,14 @@ impl UserData for Live {
                 lua.create_sequence_from(this.0.shown_ids())
             })
         });
-        m.add_meta_method("__tostring", |_, this, ()| {
-            Ok(format!(
-                "rpiv_todo.overlay_live ({} hidden, {} shown)",
-                this.0.hidden_ids().len(),
-                this.0.shown_ids().len()
-            ))
+        m.add_meta_method("__tostring", |lua, this, ()| {
+            guarded(lua, "overlay_live:__tostring", || {
+                lua.create_string(format!(
+                    "rpiv_todo.overlay_live ({} hidden, {} shown)",
+                    this.0.hidden_ids().len(),
+                    this.0.shown_ids().len()
+                ))
+            })
         });
     }
 }
@@ -528,7 +530,10 @@ fn pick(
 ) -> mlua::Result<(Table, Table)> {
     let rows = lua.create_table_with_capacity(visible.len(), 0)?;
     for (k, &i) in visible.iter().enumerate() {
-        rows.raw_set(k + 1, tasks.raw_get::<LuaValue>(i + 1)?)?;
+        rows.raw_set(
+            k.saturating_add(1),
+            tasks.raw_get::<LuaValue>(i.saturating_add(1))?,
+        )?;
     }
     Ok((rows, counts_table(lua, panel)?))
 }

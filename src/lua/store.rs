@@ -74,20 +74,22 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
     core.set(
         "locale_file",
         lua.create_function(|lua, env: Option<Table>| {
-            // The same environment rules as `core.resolve_locale`, so the file written is
-            // the file the locale chain reads.
-            let overrides = match env {
-                Some(t) => super::i18n::env_overrides(&t)?,
-                None => Default::default(),
-            };
-            let var = |name: &str| match overrides.get(name) {
-                Some(value) => value.clone(),
-                None => std::env::var(name).ok(),
-            };
-            match crate::i18n::locale_file_path(&var) {
-                Some(p) => Ok(LuaValue::String(lua.create_string(path_bytes(&p))?)),
-                None => Ok(LuaValue::Nil),
-            }
+            guarded(lua, "locale_file", || {
+                // The same environment rules as `core.resolve_locale`, so the file written
+                // is the file the locale chain reads.
+                let overrides = match env {
+                    Some(t) => super::i18n::env_overrides(&t)?,
+                    None => Default::default(),
+                };
+                let var = |name: &str| match overrides.get(name) {
+                    Some(value) => value.clone(),
+                    None => std::env::var(name).ok(),
+                };
+                match crate::i18n::locale_file_path(&var) {
+                    Some(p) => Ok(LuaValue::String(lua.create_string(path_bytes(&p))?)),
+                    None => Ok(LuaValue::Nil),
+                }
+            })
         })?,
     )?;
     Ok(())

@@ -32,6 +32,7 @@ use super::from_lua::{Empty, ARRAY_FIELDS, MAX_DEPTH};
 use super::Ctx;
 use crate::params::{MAX_SAFE_INTEGER, TOO_DEEP};
 
+pub mod hook;
 pub mod write;
 
 /// A raw Lua state pointer, valid inside an `exec` body.
@@ -132,6 +133,9 @@ const VALUE: c_int = 2;
 /// grows the stack, and growing can raise for memory on LuaJIT and 5.1.
 const SLOTS_PER_LEVEL: c_int = 3;
 
+/// The room a whole read needs: `SLOTS_PER_LEVEL` for each level it may go down.
+const READ_ROOM: c_int = (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL;
+
 /// The one reader of Lua values: `v` as a JSON value, or the fault that stopped it. `top`:
 /// `v` is a call's arguments, whose id arrays (`ARRAY_FIELDS`) read `{}` as `[]`.
 pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Result<Value, Fault> {
@@ -141,12 +145,11 @@ pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Resu
     // interrupt it; what it owns lands in `out`, out here. It leaves the stack empty.
     let done: mlua::Result<()> = unsafe {
         exec(lua, (&ctx.consts, v), |l| {
-            let room = (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL;
-            if ffi::lua_checkstack(l, room) != 0 {
+            if ffi::lua_checkstack(l, READ_ROOM) != 0 {
                 // Past the reservation nothing here can raise (raw reads, pushes into
                 // reserved room), so a panic can be caught on every flavour, LuaJIT too:
                 // no LuaJIT error can meet this `catch_unwind`.
-                let read = || value(l, CONSTS, VALUE, 0, empty, top);
+                let read = || value(l, CONSTS, VALUE, 0, empty, top, &mut Budget::new());
                 out = catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|_| {
                     Err(Fault::new(
                         "a readable value",
@@ -159,6 +162,97 @@ pub fn read(lua: &Lua, ctx: &Ctx, v: &LuaValue, empty: Empty, top: bool) -> Resu
     };
     done.map_err(|e| Fault::new("a readable value", e.to_string()))?;
     out
+}
+
+/// What one read may build (`limits::MAX_READ_VALUES` values in all, and
+/// `limits::MAX_REPEATED_VALUES` of them copied again from a table the read had already
+/// copied), and which tables it has read. A few tables shared many times spell a great
+/// many values (`t = {}; for i = 1, 40 do t = { t, t } end` is 41 tables and 2^41
+/// values): counted here, such a value is refused after a few thousand values instead of
+/// exhausting memory. Shared tables that repeat little (one `blockedBy` table in two
+/// tasks) read as before.
+pub(super) struct Budget {
+    left: usize,
+    repeats_left: usize,
+    /// Tables read so far, by address: no table moves or dies while a read runs (the read
+    /// allocates nothing in Lua, so the collector cannot step).
+    seen: std::collections::HashSet<usize, BuildPtrHash>,
+    /// The table being read is a repeat, or inside one.
+    repeating: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget::new()
+    }
+}
+
+impl Budget {
+    pub(super) fn new() -> Budget {
+        Budget {
+            left: crate::limits::MAX_READ_VALUES,
+            repeats_left: crate::limits::MAX_REPEATED_VALUES,
+            seen: Default::default(),
+            repeating: false,
+        }
+    }
+
+    /// Count one value about to be built.
+    fn take(&mut self) -> Result<(), Fault> {
+        self.take_n(1)
+    }
+
+    /// Count `n` values about to be built.
+    fn take_n(&mut self, n: usize) -> Result<(), Fault> {
+        self.left = self
+            .left
+            .checked_sub(n)
+            .ok_or_else(|| Fault::new(crate::limits::READ_VALUES_EXPECTED, "more values"))?;
+        if self.repeating {
+            self.repeats_left = self.repeats_left.checked_sub(n).ok_or_else(|| {
+                Fault::new(
+                    crate::limits::REPEATED_VALUES_EXPECTED,
+                    "more (a table shared many times)",
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether the table at address `p` is read for the first time in this read.
+    fn first(&mut self, p: *const std::ffi::c_void) -> bool {
+        self.seen.insert(p as usize)
+    }
+}
+
+/// A hasher for table addresses (the budget's set): one multiplication, no SipHash.
+#[derive(Default, Clone, Copy)]
+pub(super) struct BuildPtrHash;
+
+impl std::hash::BuildHasher for BuildPtrHash {
+    type Hasher = PtrHash;
+    fn build_hasher(&self) -> PtrHash {
+        PtrHash(0)
+    }
+}
+
+pub(super) struct PtrHash(u64);
+
+impl std::hash::Hasher for PtrHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        // Addresses are aligned: the low bits say little, so they are mixed upwards.
+        self.0 = (n as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(26);
+    }
 }
 
 /// The value at absolute stack index `idx`.
@@ -174,11 +268,13 @@ pub(super) unsafe fn value(
     depth: usize,
     empty: Empty,
     top: bool,
+    budget: &mut Budget,
 ) -> Result<Value, Fault> {
     #[cfg(test)]
     if tests::PANIC_IN_READ.with(|p| p.replace(false)) {
         panic!("injected by a test");
     }
+    budget.take()?;
     Ok(match ffi::lua_type(l, idx) {
         ffi::LUA_TNIL => Value::Null,
         ffi::LUA_TBOOLEAN => Value::Bool(ffi::lua_toboolean(l, idx) != 0),
@@ -188,7 +284,7 @@ pub(super) unsafe fn value(
             Some(s) => Value::String(s.to_owned()),
             None => return Err(Fault::new("UTF-8 text", "bytes that are not UTF-8")),
         },
-        ffi::LUA_TTABLE => table(l, consts, idx, depth, empty, top)?,
+        ffi::LUA_TTABLE => table(l, consts, idx, depth, empty, top, budget)?,
         ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => Value::Null,
         ffi::LUA_TUSERDATA if is_vim_nil(l, consts, idx) => Value::Null,
         ffi::LUA_TLIGHTUSERDATA => {
@@ -217,18 +313,42 @@ unsafe fn table(
     depth: usize,
     empty: Empty,
     top: bool,
+    budget: &mut Budget,
 ) -> Result<Value, Fault> {
     if depth >= MAX_DEPTH {
         return Err(Fault::new(TOO_DEEP, "deeper nesting (a cyclic table?)"));
     }
+    // A table read before in this read (shared, or on the path: a cycle) is copied again:
+    // what that copy builds counts against the budget for repeats too.
+    let outer = budget.repeating;
+    budget.repeating = outer || !budget.first(ffi::lua_topointer(l, idx));
+    let read = table_body(l, consts, idx, depth, empty, top, budget);
+    budget.repeating = outer;
+    read
+}
+
+/// `table` once the table's identity is counted.
+///
+/// # Safety
+///
+/// As `table`.
+unsafe fn table_body(
+    l: L,
+    consts: c_int,
+    idx: c_int,
+    depth: usize,
+    empty: Empty,
+    top: bool,
+    budget: &mut Budget,
+) -> Result<Value, Fault> {
     let len = ffi::lua_rawlen(l, idx);
     let (mut count, mut string_keys, mut bad_key) = (0usize, 0usize, false);
     // First pass: decide array or object from the keys alone.
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, idx) != 0 {
-        count += 1;
+        count = count.saturating_add(1);
         match ffi::lua_type(l, -2) {
-            ffi::LUA_TSTRING => string_keys += 1,
+            ffi::LUA_TSTRING => string_keys = string_keys.saturating_add(1),
             ffi::LUA_TNUMBER => bad_key |= index(l, -2, len).is_none(),
             _ => bad_key = true,
         }
@@ -248,9 +368,10 @@ unsafe fn table(
                 l,
                 consts,
                 ffi::lua_gettop(l),
-                depth + 1,
+                depth.saturating_add(1),
                 Empty::Object,
                 false,
+                budget,
             );
             ffi::lua_settop(l, -2);
             items.push(item.map_err(|f| f.at(Step::Index(i)))?);
@@ -271,8 +392,8 @@ unsafe fn table(
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, idx) != 0 {
         let at = ffi::lua_gettop(l);
-        let Some(key) = str(l, at - 1) else {
-            ffi::lua_settop(l, at - 2);
+        let Some(key) = str(l, at.saturating_sub(1)) else {
+            ffi::lua_settop(l, at.saturating_sub(2));
             return Err(Fault::new("UTF-8 keys", "a key that is not UTF-8"));
         };
         let hint = match top && ARRAY_FIELDS.contains(&key) {
@@ -281,13 +402,13 @@ unsafe fn table(
         };
         let later = first_fault.as_ref().is_some_and(|(k, _)| k.as_str() < key);
         if !later {
-            match value(l, consts, at, depth + 1, hint, false) {
+            match value(l, consts, at, depth.saturating_add(1), hint, false, budget) {
                 Ok(v) if first_fault.is_none() => entries.push((key.to_owned(), v)),
                 Ok(_) => {}
                 Err(f) => first_fault = Some((key.to_owned(), f)),
             }
         }
-        ffi::lua_settop(l, at - 1);
+        ffi::lua_settop(l, at.saturating_sub(1));
     }
     if let Some((key, f)) = first_fault {
         return Err(f.at(Step::Key(key)));
@@ -375,6 +496,14 @@ pub fn snapshot_table(
     tasks: &LuaValue,
     next: &LuaValue,
 ) -> mlua::Result<Option<Table>> {
+    // The raw copy reads `tasks` with table calls (`lua_next` on anything else is a
+    // crash, `lua_rawlen` of a number converts it in place on LuaJIT and 5.1): only a
+    // table and a number get that far, whoever the caller.
+    if !matches!(tasks, LuaValue::Table(_))
+        || !matches!(next, LuaValue::Number(_) | LuaValue::Integer(_))
+    {
+        return Ok(None);
+    }
     let mut plain = false;
     let mut links = Links::default();
     // SAFETY: the closure reads the entry and builds new tables; it leaves exactly the
@@ -419,6 +548,8 @@ struct Links {
     edges: Vec<crate::task::Id>,
     /// The metadata being copied (see `copy_task`).
     metadata: Option<Value>,
+    /// What the copy may build (the reader's budget): `blockedBy` ids and metadata.
+    budget: Budget,
 }
 
 /// `{ tasks = { copies }, nextId = n }` on top of the stack when every task at
@@ -446,10 +577,10 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
         return false;
     };
     // Keys exactly 1..n: as many keys as the length.
-    let mut count = 0;
+    let mut count: usize = 0;
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, COPY_TASKS) != 0 {
-        count += 1;
+        count = count.saturating_add(1);
         ffi::lua_settop(l, -2);
     }
     if count != n {
@@ -462,7 +593,7 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
     links.deps.reserve(n);
     for i in 1..=n {
         ffi::lua_rawgeti(l, COPY_TASKS, i as _);
-        let src = dst_tasks + 1;
+        let src = dst_tasks.saturating_add(1);
         if ffi::lua_type(l, src) != ffi::LUA_TTABLE || !copy_task(l, &interned, src, links) {
             return false;
         }
@@ -475,7 +606,10 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
     let Ok(largest) = crate::task::check_links(
         ids.len(),
         |i| ids[i],
-        |i| &edges[deps[i].0..deps[i].0 + deps[i].1],
+        |i| {
+            let (start, len) = deps[i];
+            edges.get(start..start.saturating_add(len)).unwrap_or(&[])
+        },
     ) else {
         return false;
     };
@@ -493,12 +627,12 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
 /// Only inside an `exec` body, on its state `l`, with every stack index it is
 /// given naming a live slot of the kind its doc says (the rules above).
 unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links) -> bool {
-    let dst = src + 1;
+    let dst = src.saturating_add(1);
     let start = links.edges.len();
     let mut id = None;
     ffi::lua_createtable(l, 0, 4);
-    let (key, val) = (dst + 1, dst + 2);
-    let mut required = 0;
+    let (key, val) = (dst.saturating_add(1), dst.saturating_add(2));
+    let mut required: i32 = 0;
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, src) != 0 {
         let field = match ffi::lua_type(l, key) {
@@ -515,7 +649,8 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
             _ => false,
         };
         if own {
-            required += matches!(field, Some(Const::Status | Const::Subject)) as i32;
+            required = required
+                .saturating_add(matches!(field, Some(Const::Status | Const::Subject)) as i32);
             ffi::lua_pushvalue(l, key);
             ffi::lua_insert(l, val);
             ffi::lua_rawset(l, dst);
@@ -527,24 +662,30 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
                 Some(v) => {
                     ffi::lua_pushinteger(l, v as _);
                     id = Some(v);
-                    required += 1;
+                    required = required.saturating_add(1);
                     true
                 }
                 None => false,
             },
-            Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges),
+            Some(Const::BlockedBy) => copy_ids(l, val, &mut links.edges, &mut links.budget),
             Some(Const::Metadata) if ffi::lua_type(l, val) == ffi::LUA_TTABLE => {
                 // Room for the reader's levels, reserved while nothing is owned here.
-                if ffi::lua_checkstack(l, (MAX_DEPTH as c_int + 2) * SLOTS_PER_LEVEL) == 0 {
+                if ffi::lua_checkstack(l, READ_ROOM) == 0 {
                     return false;
                 }
                 // Kept in `links` while it is pushed: a push that raises (out of
                 // memory) must leave nothing owned in this frame (issue 18, fault 3).
-                links.metadata = value(l, COPY_CONSTS, val, 2, Empty::Object, false)
-                    .ok()
-                    .filter(|v| {
-                        v.is_object() && crate::params::check_nesting("metadata", v).is_ok()
-                    });
+                links.metadata = value(
+                    l,
+                    COPY_CONSTS,
+                    val,
+                    2,
+                    Empty::Object,
+                    false,
+                    &mut links.budget,
+                )
+                .ok()
+                .filter(|v| v.is_object() && crate::params::check_nesting("metadata", v).is_ok());
                 match &links.metadata {
                     Some(v) => {
                         write::push_value(l, v);
@@ -565,7 +706,9 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
         return false;
     };
     links.ids.push(id);
-    links.deps.push((start, links.edges.len() - start));
+    links
+        .deps
+        .push((start, links.edges.len().saturating_sub(start)));
     true
 }
 
@@ -584,10 +727,10 @@ unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
     if n == 0 {
         return None;
     }
-    let mut count = 0;
+    let mut count: usize = 0;
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, idx) != 0 {
-        count += 1;
+        count = count.saturating_add(1);
         let ok = index(l, -2, n).is_some();
         ffi::lua_settop(l, -2);
         if !ok {
@@ -605,10 +748,26 @@ unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
 ///
 /// Only inside an `exec` body, on its state `l`, with every stack index it is
 /// given naming a live slot of the kind its doc says (the rules above).
-unsafe fn copy_ids(l: L, idx: c_int, edges: &mut Vec<crate::task::Id>) -> bool {
+unsafe fn copy_ids(
+    l: L,
+    idx: c_int,
+    edges: &mut Vec<crate::task::Id>,
+    budget: &mut Budget,
+) -> bool {
     let Some(n) = id_array_len(l, idx) else {
         return false;
     };
+    // One `blockedBy` table in many tasks is copied once per task: counted as the reader
+    // counts a shared table, and past the budget left to the general reading (which
+    // refuses it).
+    if !budget.first(ffi::lua_topointer(l, idx)) {
+        let outer = std::mem::replace(&mut budget.repeating, true);
+        let taken = budget.take_n(n).is_ok();
+        budget.repeating = outer;
+        if !taken {
+            return false;
+        }
+    }
     ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
     for i in 1..=n {
         ffi::lua_rawgeti(l, idx, i as _);
@@ -651,7 +810,7 @@ impl InternedKeys {
         }
         let mut p = [std::ptr::null(); 12];
         for (i, slot) in p.iter_mut().enumerate() {
-            ffi::lua_rawgeti(l, consts, (Const::Id as usize + i) as _);
+            ffi::lua_rawgeti(l, consts, (Const::Id as usize).saturating_add(i) as _);
             *slot = ffi::lua_tolstring(l, -1, std::ptr::null_mut()).cast();
             ffi::lua_settop(l, -2);
         }
@@ -777,7 +936,7 @@ unsafe fn is_array_marked(l: L, consts: c_int, idx: c_int) -> bool {
         ffi::lua_rawgeti(l, consts, Const::Array as _);
         yes = ffi::lua_rawequal(l, -1, -2) != 0;
     }
-    ffi::lua_settop(l, mt - 1);
+    ffi::lua_settop(l, mt.saturating_sub(1));
     yes
 }
 

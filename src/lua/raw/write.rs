@@ -67,7 +67,7 @@ pub(super) unsafe fn push_ids(l: L, ids: &[i64]) {
     new_array(l, ids.len());
     for (i, id) in ids.iter().enumerate() {
         ffi::lua_pushinteger(l, *id as ffi::lua_Integer);
-        ffi::lua_rawseti(l, -2, (i + 1) as _);
+        ffi::lua_rawseti(l, -2, i.saturating_add(1) as _);
     }
 }
 
@@ -92,7 +92,7 @@ pub(super) unsafe fn push_value(l: L, v: &Value) {
             new_array(l, items.len());
             for (i, item) in items.iter().enumerate() {
                 push_value(l, item);
-                ffi::lua_rawseti(l, -2, (i + 1) as _);
+                ffi::lua_rawseti(l, -2, i.saturating_add(1) as _);
             }
         }
         Value::Object(map) => {
@@ -109,11 +109,16 @@ pub(super) unsafe fn push_value(l: L, v: &Value) {
 /// How many of the task model's fields `t` has (the hash size of its table, before any
 /// field the model does not know).
 fn known_fields(t: &Task) -> c_int {
-    3 + t.description.is_some() as c_int
-        + t.active_form.is_some() as c_int
-        + t.blocked_by.is_some() as c_int
-        + t.owner.is_some() as c_int
-        + t.metadata.is_some() as c_int
+    let optional = [
+        t.description.is_some(),
+        t.active_form.is_some(),
+        t.blocked_by.is_some(),
+        t.owner.is_some(),
+        t.metadata.is_some(),
+    ];
+    optional
+        .into_iter()
+        .fold(3, |n, has| n.saturating_add(c_int::from(has)))
 }
 
 /// # Safety
@@ -182,7 +187,7 @@ impl KeySlots {
         if ffi::lua_type(l, consts) != ffi::LUA_TTABLE || ffi::lua_checkstack(l, 16) == 0 {
             return KeySlots { base: None };
         }
-        let base = ffi::lua_gettop(l) + 1;
+        let base = ffi::lua_gettop(l).saturating_add(1);
         for k in Const::Id as c_int..=Const::Deleted as c_int {
             ffi::lua_rawgeti(l, consts, k as _);
         }
@@ -190,9 +195,13 @@ impl KeySlots {
     }
 }
 
+/// Where the status names start among the names `KeySlots::push` pushes.
+const STATUS_OFFSET: c_int = Const::Pending as c_int - Const::Id as c_int;
+
 /// The stack slot of status `s`'s name among the names `KeySlots::push` pushed from `base`.
 fn status_slot(base: c_int, s: crate::task::Status) -> c_int {
-    base + (Const::Pending as c_int - Const::Id as c_int) + s as c_int
+    base.saturating_add(STATUS_OFFSET)
+        .saturating_add(s as c_int)
 }
 
 /// Field `k` of the table at -2 (relative to the value pushed by `push`) set raw.
@@ -202,7 +211,8 @@ fn status_slot(base: c_int, s: crate::task::Status) -> c_int {
 /// Only inside a `super::exec` body, on its state `l`, with every stack index it is
 /// given naming a live slot of the kind its doc says (the rules in `super`).
 unsafe fn set_named(l: L, base: c_int, k: Const, push: impl FnOnce()) {
-    ffi::lua_pushvalue(l, base + (k as c_int - Const::Id as c_int));
+    let offset = (k as c_int).saturating_sub(Const::Id as c_int);
+    ffi::lua_pushvalue(l, base.saturating_add(offset));
     push();
     ffi::lua_rawset(l, -3);
 }
@@ -248,7 +258,7 @@ unsafe fn push_tasks<'a>(l: L, tasks: impl ExactSizeIterator<Item = &'a Task>, k
             Some(base) => push_task_named(l, base, t),
             None => push_task(l, t),
         }
-        ffi::lua_rawseti(l, -2, (i + 1) as _);
+        ffi::lua_rawseti(l, -2, i.saturating_add(1) as _);
     }
 }
 
@@ -402,11 +412,11 @@ pub fn rows(
             for (k, t) in visible.iter().filter_map(|&i| tasks.get(i)).enumerate() {
                 match earlier_slot(t, k) {
                     Some(slot) => {
-                        ffi::lua_rawgeti(l, 2, (slot + 1) as _);
+                        ffi::lua_rawgeti(l, 2, slot.saturating_add(1) as _);
                     }
                     None => push_row(l, &keys, t, with_task, &mut text),
                 }
-                ffi::lua_rawseti(l, -2, (k + 1) as _);
+                ffi::lua_rawseti(l, -2, k.saturating_add(1) as _);
             }
             push_counts(l, &keys, counts);
             // rows, counts into slots 1 and 2
@@ -442,7 +452,7 @@ impl ViewKeys {
     /// Only inside a `super::exec` body, on its state `l`, with every stack index it is
     /// given naming a live slot of the kind its doc says (the rules in `super`).
     unsafe fn push(l: L, consts: c_int) -> ViewKeys {
-        let first = ffi::lua_gettop(l) + 1;
+        let first = ffi::lua_gettop(l).saturating_add(1);
         for k in Self::NAMES {
             ffi::lua_rawgeti(l, consts, k as _);
         }
@@ -450,7 +460,7 @@ impl ViewKeys {
             ffi::lua_rawgeti(
                 l,
                 consts,
-                Const::Pending as ffi::lua_Integer + s as ffi::lua_Integer,
+                (Const::Pending as ffi::lua_Integer).saturating_add(s as ffi::lua_Integer),
             );
         }
         ViewKeys { first }
@@ -461,11 +471,13 @@ impl ViewKeys {
             .iter()
             .position(|&n| n as c_int == k as c_int)
             .unwrap_or(0);
-        self.first + at as c_int
+        self.first.saturating_add(at as c_int)
     }
 
     fn status(&self, s: Status) -> c_int {
-        self.first + Self::NAMES.len() as c_int + s as c_int
+        self.first
+            .saturating_add(Self::NAMES.len() as c_int)
+            .saturating_add(s as c_int)
     }
 }
 
@@ -513,7 +525,9 @@ unsafe fn push_counts(l: L, keys: &ViewKeys, c: &Counts) {
 unsafe fn push_row(l: L, keys: &ViewKeys, t: &Task, with_task: bool, text: &mut Text) {
     let form = t.active_form.as_deref().filter(|f| !f.is_empty());
     let blocked = t.blocked_by();
-    let fields = 3 + form.is_some() as c_int + !blocked.is_empty() as c_int + with_task as c_int;
+    let fields = [form.is_some(), !blocked.is_empty(), with_task]
+        .into_iter()
+        .fold(3, |n: c_int, has| n.saturating_add(c_int::from(has)));
     ffi::lua_createtable(l, 0, fields);
     ffi::lua_pushvalue(l, keys.key(Const::Id));
     ffi::lua_pushinteger(l, t.id as ffi::lua_Integer);
