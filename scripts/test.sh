@@ -693,7 +693,7 @@ package_check() {
         echo "$bad"
         return 1
     fi
-    for file in Cargo.toml build.rs src/lib.rs lua/rpiv_todo/init.lua locales/en/todo.ftl README.md LICENSE; do
+    for file in Cargo.toml build.rs src/lib.rs lua/rpiv_todo/init.lua locales/en/todo.ftl README.md docs/rust.md LICENSE; do
         grep -qx "$file" <<<"$list" || { echo "missing from the package: $file"; return 1; }
     done
     echo "$(wc -l <<<"$list") files, none of them a build output"
