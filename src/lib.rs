@@ -154,7 +154,7 @@ mod readme_tests {
         let readme = include_str!("../docs/rust.md");
         let manifest = include_str!("../Cargo.toml");
         let mlua = version_of(manifest, "mlua").expect("Cargo.toml depends on mlua");
-        assert_eq!(version_of(readme, "mlua"), Some(mlua), "docs/rust.md's mlua line");
+        assert_eq!(version_of(readme, "mlua"), Some(mlua), "the mlua line");
         // `rpiv_todo = "0.1"`: the major.minor of this crate.
         let version = env!("CARGO_PKG_VERSION");
         let minor = &version[..version.rfind('.').unwrap_or(version.len())];
