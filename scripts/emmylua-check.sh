@@ -19,10 +19,6 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT" || exit 1
 
-find_emmylua() {
-    find_cargo_bin emmylua_check
-}
-
 bin=$(find_emmylua) || { echo "emmylua_check is not installed (cargo install emmylua_check --locked)"; exit 1; }
 nvim=${1:-${NVIM_NEW:-}}
 if [[ -z $nvim ]]; then

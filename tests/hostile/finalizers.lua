@@ -284,7 +284,7 @@ local function reentrant_round()
   end
   -- LuaJIT and 5.1: run what is left now. PUC Lua 5.1 cannot say whether its collector
   -- runs, so a call restarts it, and inside a finalizer the next one then runs nested in
-  -- it; hundreds pending would nest past Lua's C-stack limit (README). Lua 5.4 runs no
+  -- it; hundreds pending would nest past Lua's C-stack limit (docs/lua.md). Lua 5.4 runs no
   -- step inside a finalizer, and its pending ones must stay pending for the next call.
   if newproxy then
     drain()

@@ -268,7 +268,7 @@ T.note(string.format("%d calls, %d rejected in-band", stats.calls, stats.rejecte
 -- change). Under Lua 5.4 some finalizers also raise (5.4 makes that a warning; under
 -- LuaJIT and 5.1 a raising finalizer's error surfaces in arbitrary code, which
 -- tests/hostile/finalizers.lua covers). Metadata stays out: its key order is a documented
--- difference between Lua tables and JSON text (README, "Deviations").
+-- difference between Lua tables and JSON text (docs/deviations.md).
 local HOSTILE_TEXT = { "plain", "\27[31mred\27[0m", "\27]0;title\7x", "\226\128\174bidi", "\216\156alm", " " }
 
 local function clean_call()

@@ -268,31 +268,3 @@ install_manager() {
     install_spec "$NVIM_NEW" "$remote" "$spec" RPIV_REMOTE="file://$remote" \
         RPIV_TODO_BASE_URL="http://127.0.0.1:$INSTALL_PORT/good" "$@"
 }
-
-# Called from scripts/test.sh's install step: what scripts/package.sh needs, each only when
-# missing; a failed install fails the step.
-install_packaging_tools() {
-    if ! command -v objdump >/dev/null; then
-        echo "installing with apt-get: binutils (objdump)"
-        as_root apt-get update -qq || return 1
-        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends binutils || return 1
-    fi
-    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-        # npm pack (scripts/package.sh --npm) and the npm install tests.
-        echo "installing with apt-get: nodejs npm"
-        as_root apt-get update -qq || return 1
-        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends nodejs npm || return 1
-    fi
-    if ! command -v zig >/dev/null && ! python3 -m ziglang version >/dev/null 2>&1; then
-        echo "installing with pip: ziglang (zig for cargo-zigbuild)"
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore ziglang || return 1
-    fi
-    if ! command -v cargo-zigbuild >/dev/null; then
-        echo "installing with cargo: cargo-zigbuild (takes a few minutes)"
-        cargo install cargo-zigbuild --locked || return 1
-        command -v cargo-zigbuild >/dev/null || { echo "cargo installed no cargo-zigbuild on PATH"; return 1; }
-    fi
-    printf '%-8s %s\n' node "$(node --version)" npm "$(npm --version)"
-    printf '%-8s %s\n' zig "$(python3 -m ziglang version 2>/dev/null || zig version)"
-    printf '%-8s %s\n' zigbuild "$(cargo-zigbuild --version)"
-}
