@@ -77,8 +77,7 @@ pub struct Params {
     pub include_deleted: Option<bool>,
 }
 
-/// The largest integer a JSON number (an IEEE double) holds exactly.
-pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+pub use crate::task::MAX_SAFE_INTEGER;
 
 impl Params {
     /// Check `value` against the schema. Unknown keys are allowed (and echoed in

@@ -78,6 +78,9 @@ impl Status {
 /// anything an `f64` holds exactly as an integer, so they are `i64`.
 pub type Id = i64;
 
+/// The largest integer a JSON number (an IEEE double) holds exactly: the largest id.
+pub const MAX_SAFE_INTEGER: Id = (1 << 53) - 1;
+
 /// One task, as the snapshot in `details.tasks` holds it. Text is stored as the model
 /// wrote it; sanitizing happens on output.
 #[derive(Clone, Debug, PartialEq)]
@@ -247,7 +250,7 @@ pub fn check_links<'a>(
             "tasks: the blockedBy edges form a cycle through #{id}"
         )));
     }
-    if largest >= crate::params::MAX_SAFE_INTEGER {
+    if largest >= MAX_SAFE_INTEGER {
         return Err(Error::State(format!(
             "tasks: id #{largest} leaves no nextId a JSON number holds exactly"
         )));
@@ -388,7 +391,7 @@ mod tests {
             refused(state(&[(1, &[3]), (2, &[1]), (3, &[2])], 4)),
             "state: tasks: the blockedBy edges form a cycle through #1"
         );
-        let max = crate::params::MAX_SAFE_INTEGER;
+        let max = MAX_SAFE_INTEGER;
         assert_eq!(
             refused(state(&[(max, &[])], max)),
             format!("state: tasks: id #{max} leaves no nextId a JSON number holds exactly")

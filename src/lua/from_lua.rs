@@ -10,26 +10,11 @@
 use mlua::{Lua, Value as LuaValue};
 use serde_json::Value;
 
-use super::raw::{self, Fault, Step};
+use super::raw::{self, Empty, Fault, Step};
 use super::Ctx;
 use crate::error::{Error, Result};
 #[cfg(test)]
 use crate::task::{State, Task};
-
-/// How deep a conversion may go before it stops: as deep as `serde_json` parses JSON text,
-/// so that a table nested too deeply for the schema (`MAX_NESTING`, checked in the core on
-/// both paths in the same order) still converts and a cyclic table still ends.
-pub const MAX_DEPTH: usize = 128;
-
-/// What an empty table means where it is found.
-#[derive(Clone, Copy, PartialEq)]
-pub enum Empty {
-    Array,
-    Object,
-}
-
-/// The names under which the tool's id arrays arrive: an empty table there is `[]`.
-pub const ARRAY_FIELDS: [&str; 3] = ["blockedBy", "addBlockedBy", "removeBlockedBy"];
 
 /// Convert the top level of a call's arguments.
 pub fn params(lua: &Lua, ctx: &Ctx, v: &LuaValue) -> Result<Value> {

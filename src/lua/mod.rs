@@ -93,7 +93,7 @@ fn state_arg(lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<Sta
                 "another userdata",
             )),
         },
-        other => from_lua::value(lua, ctx, other, "state", from_lua::Empty::Object),
+        other => from_lua::value(lua, ctx, other, "state", raw::Empty::Object),
     };
     value
         .and_then(|v| crate::json::state_from_value(&v))

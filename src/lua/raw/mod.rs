@@ -28,9 +28,23 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use mlua::{ffi, FromLuaMulti, IntoLuaMulti, Lua, Table, Value as LuaValue};
 use serde_json::{Map, Number, Value};
 
-use super::from_lua::{Empty, ARRAY_FIELDS, MAX_DEPTH};
 use super::Ctx;
 use crate::params::{MAX_SAFE_INTEGER, TOO_DEEP};
+
+/// How deep a conversion may go before it stops: as deep as `serde_json` parses JSON text,
+/// so that a table nested too deeply for the schema (`MAX_NESTING`, checked in the core on
+/// both paths in the same order) still converts and a cyclic table still ends.
+pub const MAX_DEPTH: usize = 128;
+
+/// What an empty table means where it is found.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Empty {
+    Array,
+    Object,
+}
+
+/// The names under which the tool's id arrays arrive: an empty table there is `[]`.
+pub const ARRAY_FIELDS: [&str; 3] = ["blockedBy", "addBlockedBy", "removeBlockedBy"];
 
 pub mod hook;
 pub mod write;
