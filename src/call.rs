@@ -28,7 +28,8 @@ pub fn run(state: &mut State, parsed: Result<&Value, Error>) -> Reply {
 
 /// Arguments as JSON text, the whole result `{ content, details }` as JSON text. Text that
 /// does not parse is echoed as `{}`.
-pub fn call_json(state: &mut State, text: &[u8]) -> Vec<u8> {
+#[cfg(test)]
+pub(crate) fn call_json(state: &mut State, text: &[u8]) -> Vec<u8> {
     let (reply, echo) = reduce_json(state, text);
     let mut out = Vec::with_capacity(result_capacity(state));
     crate::json::write_result(&mut out, &reply.text, reply.error.as_deref(), &echo, state);

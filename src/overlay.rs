@@ -68,7 +68,8 @@ fn counts_of(statuses: impl Iterator<Item = Status>) -> Counts {
 /// selection uses `budget - 1` rows so that the summary row fits; a budget below 2 is
 /// the caller's mistake (the Lua layer floors `max_widget_lines` at 3) and yields an
 /// empty selection with everything counted as hidden, never a panic.
-pub fn overlay_layout(tasks: &[Task], budget: usize) -> Layout {
+#[cfg(test)]
+fn overlay_layout(tasks: &[Task], budget: usize) -> Layout {
     let statuses: Vec<Status> = tasks.iter().map(|t| t.status).collect();
     select(&statuses, budget)
 }

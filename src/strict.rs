@@ -42,7 +42,8 @@ pub fn to_normal(value: Value) -> Result<Value> {
 
 /// A strict-form call given as JSON text, in the normal form. Text that is not JSON is
 /// the same error as in the normal form.
-pub fn to_normal_text(text: &[u8]) -> Result<Value> {
+#[cfg(test)]
+fn to_normal_text(text: &[u8]) -> Result<Value> {
     crate::call::parse(text).and_then(to_normal)
 }
 

@@ -1,6 +1,6 @@
 //! Lua exports of the overlay core: `core.overlay_view` (what the Lua layout draws, in one
 //! call), `core.overlay_live` (a live overlay's memory of what a person saw) and
-//! `core.overlay_layout` (the selection alone). Every decision comes from
+//! `core._overlay_layout` (the selection alone, for tests). Every decision comes from
 //! `crate::overlay`; this file only reads the source and writes Lua tables.
 //!
 //! Sources: a `core.list` handle is read in place (nothing is re-materialised: a live
@@ -85,7 +85,7 @@ pub fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
         )?,
     )?;
     core.set(
-        "overlay_layout",
+        "_overlay_layout",
         lua.create_function(
             |lua, (state, budget, retired): (LuaValue, f64, Option<Table>)| {
                 guarded(lua, "overlay_layout", || {
@@ -538,7 +538,7 @@ fn pick(
     Ok((rows, counts_table(lua, panel)?))
 }
 
-/// `core.overlay_layout(state, budget, retired)`: `{ visible = { task... },
+/// `core._overlay_layout(state, budget, retired)` (for tests): `{ visible = { task... },
 /// hiddenCompleted, truncatedTail, counts, showIds }`. From a list handle the visible
 /// tasks are fresh tables; from a state table they are the caller's own.
 fn layout(

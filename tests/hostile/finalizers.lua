@@ -126,15 +126,15 @@ local entries = {
     end,
   },
   {
-    "core.overlay_layout (list)",
+    "core._overlay_layout (list)",
     function()
-      return core.overlay_layout(list, 10)
+      return core._overlay_layout(list, 10)
     end,
   },
   {
-    "core.overlay_layout (table)",
+    "core._overlay_layout (table)",
     function()
-      return core.overlay_layout(snapshot, 10)
+      return core._overlay_layout(snapshot, 10)
     end,
   },
   {

@@ -303,11 +303,11 @@ H.calls = {
   ["core.overlay_view(list, v, v)"] = function(v)
     return core.overlay_view(core.list(nil), v, v)
   end,
-  ["core.overlay_layout(v, 5)"] = function(v)
-    return core.overlay_layout(v, 5)
+  ["core._overlay_layout(v, 5)"] = function(v)
+    return core._overlay_layout(v, 5)
   end,
-  ["core.overlay_layout(state, 5, v)"] = function(v)
-    return core.overlay_layout({ tasks = { H.task(1) }, nextId = 2 }, 5, v)
+  ["core._overlay_layout(state, 5, v)"] = function(v)
+    return core._overlay_layout({ tasks = { H.task(1) }, nextId = 2 }, 5, v)
   end,
   ["core.save(path, v)"] = function(v)
     return core.save(H.scratch, v)

@@ -107,22 +107,22 @@ end)
 test("a list handle's layout carries the heading counts and showIds", function()
   local list =
     core.list({ tasks = { task(1, "completed", "a"), task(2, "pending", "b"), task(3, "deleted", "c") }, nextId = 4 })
-  local l = core.overlay_layout(list, 11)
+  local l = core._overlay_layout(list, 11)
   eq(l.counts.total, 2, "total")
   eq(l.counts.completed, 1, "completed")
   eq(l.counts.pending, 1, "pending")
   eq(l.showIds, false, "showIds")
   -- Ids the live overlay retired are left out of counts and rows.
-  local h = core.overlay_layout(list, 11, { [1] = true })
+  local h = core._overlay_layout(list, 11, { [1] = true })
   eq(h.counts.total, 1, "total without retired")
   eq(ids_of(h.visible), { 2 }, "visible without retired")
 end)
 
-test("every recorded case selects the same rows through core.overlay_layout", function()
+test("every recorded case selects the same rows through core._overlay_layout", function()
   local n = 0
   for i, c in ipairs(cases) do
     if not c.collapsed then
-      local l = core.overlay_layout({ tasks = c.tasks, nextId = c.nextId }, c.budget)
+      local l = core._overlay_layout({ tasks = c.tasks, nextId = c.nextId }, c.budget)
       eq(ids_of(l.visible), c.layout.visible, "case " .. i .. " visible")
       eq(l.hiddenCompleted, c.layout.hiddenCompleted, "case " .. i .. " hiddenCompleted")
       eq(l.truncatedTail, c.layout.truncatedTail, "case " .. i .. " truncatedTail")

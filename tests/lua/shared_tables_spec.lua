@@ -121,8 +121,8 @@ H.calls = {
   ["core.save(path, state)"] = function(_, state)
     return core.save(H.scratch .. "/list.json", state)
   end,
-  ["core.overlay_layout(state)"] = function(_, state)
-    return core.overlay_layout(state, 3)
+  ["core._overlay_layout(state)"] = function(_, state)
+    return core._overlay_layout(state, 3)
   end,
   ["core.overlay_view(state)"] = function(_, state)
     return core.overlay_view(state, 3)

@@ -156,13 +156,6 @@ function core.width(text) end
 ---@return string
 function core.truncate(text, width, ellipsis) end
 
----Which tasks fit in `budget` rows under the overlay heading.
----@param state rpiv_todo.State|rpiv_todo.List
----@param budget integer
----@param retired? table<integer, boolean> ids to leave out
----@return rpiv_todo.Layout
-function core.overlay_layout(state, budget, retired) end
-
 ---What a live overlay remembers of what a person saw (completed ids shown this turn and
 ---in earlier turns); `overlay.new()` keeps one.
 ---@class rpiv_todo.OverlayLive
