@@ -1,4 +1,4 @@
--- bench.lua -- the figures of issue 13's table, run by a real interpreter against the
+-- bench.lua -- the figures of bench/README.md's table, run by a real interpreter against the
 -- loadable module (scripts/bench.sh builds it and sets package.cpath/package.path).
 --
 --   <interp> bench/bench.lua <workloads dir> <anchor dir or ""> [runs]
@@ -32,7 +32,7 @@ end
 
 ---Seconds `fn` takes for one pass (it runs `n` units); µs per unit. The pass ends with
 ---a full collection, so each side pays for collecting its own garbage: the module holds
----the collector during its native calls under LuaJIT and 5.1 (issue 9), and a loop that
+---the collector during its native calls under LuaJIT and 5.1, and a loop that
 ---allocates nothing in Lua between those calls would otherwise leave all of its garbage
 ---to whatever runs next.
 ---@param fn fun()
@@ -287,8 +287,8 @@ do
   H.row("live paint per tool call (ov:render(session)), budget 11", mine, theirs)
 end
 
--- One update with 200,000 ids against 20,000 tasks (issue 9, item 2: the blockedBy merge
--- was quadratic, seconds per call). Includes loading the list from its JSON text.
+-- One update with 200,000 ids against 20,000 tasks (the blockedBy merge must not be
+-- quadratic). Includes loading the list from its JSON text.
 do
   local tasks = {}
   for k = 1, 20000 do

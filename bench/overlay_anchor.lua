@@ -1,4 +1,4 @@
--- Overlay against the plain-Lua anchor (issue 13), in more detail than scripts/bench.sh:
+-- Overlay against the plain-Lua anchor, in more detail than scripts/bench.sh:
 -- plain and ANSI, the anchor with and without its memos (`opts.memo`), and the old live
 -- paint from a snapshot beside the one from the session. Interleaved repetitions, best of
 -- each; the ratio is module / the faster anchor. Prints figures; asserts only that both

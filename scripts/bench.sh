@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks (not tests): every row of issue 13's table -- w1 and w2 tool calls (JSON text
+# Benchmarks (not tests): every row of bench/README.md's table -- w1 and w2 tool calls (JSON text
 # and tables), replay from tables, the replay walk, the overlay at budget 11 from a list
 # handle (and, drawn every time, with the budget changing between renders), the live paint
 # per tool call -- under LuaJIT and Lua 5.4, each with the loadable

@@ -26,7 +26,7 @@
 --
 -- To document a new function in the help, give it a doc block and add its full name to a
 -- region's `entries` below. A name is looked up by module (`rpiv_todo.nvim.execute` is
--- `M.execute` in lua/rpiv_todo/nvim.lua, lua/rpiv_todo/nvim/init.lua or any
+-- `M.execute` in lua/rpiv_todo/nvim/init.lua or any
 -- lua/rpiv_todo/nvim/*.lua), so functions may move between files of a module.
 
 local HELP = "doc/rpiv_todo.txt"

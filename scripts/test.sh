@@ -168,7 +168,7 @@ lua_specs() {
 
 # valgrind_specs: tests/lua/*_spec.lua in lua5.4 under valgrind's memcheck, against the
 # Lua 5.4 build: any invalid read or write, use of uninitialised memory, or block
-# definitely lost at exit fails the step (issue 18: the boundary's raw C code).
+# definitely lost at exit fails the step (the boundary's raw C code).
 valgrind_specs() {
     local spec
     if ! steps_passed "module build (lua54)"; then
@@ -219,7 +219,7 @@ hostile_tests() {
         fi
         err="$SCRATCH/hostile-$f.stderr"
         step "hostile input, nothing on stderr ($(interp_for "$f"))" hostile_one "$f" "$err"
-        # Other libraries' finalizers that raise or call the tool (issue 9, items 1 and 6).
+        # Other libraries' finalizers that raise or call the tool.
         step "finalizers, nothing on stderr ($(interp_for "$f"))" \
             hostile_one "$f" "$SCRATCH/finalizers-$f.stderr" finalizers.lua
     done

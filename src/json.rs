@@ -367,7 +367,7 @@ mod tests {
         assert_eq!(serde_json::to_value(&s).unwrap(), v);
     }
 
-    /// Issue 18, fault 5: the cache compared 0.0 and -0.0 as equal and kept writing 0.0.
+    /// The cache must not take 0.0 and -0.0 for equal (it would keep writing 0.0).
     #[test]
     fn the_task_text_cache_tells_zero_from_negative_zero() {
         let mut cache = TaskJson::default();

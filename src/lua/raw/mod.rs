@@ -3,7 +3,7 @@
 //! Lua values (`read`), the native copy of a replayed snapshot (`snapshot_table`) and the
 //! collector hold (`CollectorHold`); in `write` the one writer of result tables.
 //!
-//! The rules every raw block keeps (issue 18, faults 2 and 3):
+//! The rules every raw block keeps:
 //!
 //! - **No panic crosses a C frame.** The body runs inside `lua_pcall` (mlua's
 //!   `exec_raw`), so a Rust panic there would unwind through Lua's C frames: undefined
@@ -688,7 +688,7 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
                     return false;
                 }
                 // Kept in `links` while it is pushed: a push that raises (out of
-                // memory) must leave nothing owned in this frame (issue 18, fault 3).
+                // memory) must leave nothing owned in this frame.
                 links.metadata = value(
                     l,
                     COPY_CONSTS,
@@ -1016,8 +1016,8 @@ impl CollectorHold {
             let l = thread.state();
             #[cfg(feature = "luajit")]
             let running = ffi::lua_gc(l, LUA_GCISRUNNING, 0) != 0;
-            // PUC 5.1 has no such option (it answers -1, which read as "running" and made
-            // every call restart a collector the host had stopped: issue 18, fault 4).
+            // PUC 5.1 has no such option (it answers -1, which would read as "running" and
+            // make every call restart a collector the host had stopped).
             #[cfg(feature = "lua51")]
             let running = {
                 let _ = LUA_GCISRUNNING;
@@ -1229,8 +1229,8 @@ pub(crate) mod tests {
 mod panic_tests {
     use mlua::Lua;
 
-    /// Issue 18, fault 2: a panic inside a raw block unwound through `lua_pcall`'s C frames
-    /// (an abort, or a state whose next error jumps into a dead frame). Now it is a Lua
+    /// A panic inside a raw block must not unwind through `lua_pcall`'s C frames (an abort,
+    /// or a state whose next error jumps into a dead frame). It is a Lua
     /// error, and errors afterwards unwind as they should. (PUC Lua only: see `exec`.)
     #[cfg(not(feature = "luajit"))]
     #[test]

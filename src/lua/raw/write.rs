@@ -483,7 +483,7 @@ impl ViewKeys {
 
 /// Where a row's sanitized text is kept while it is pushed: outside the raw block, so
 /// that an allocation error raised by the push (a `longjmp` on PUC Lua) leaves nothing
-/// owned behind in a skipped frame (issue 18, fault 3: 415 bytes per failed view).
+/// owned behind in a skipped frame (a leak at every failed view).
 #[derive(Default)]
 struct Text(String);
 
