@@ -62,7 +62,7 @@ fn type_name(v: &LuaValue) -> String {
 /// `core.replay` over Lua tables, in every flavour: the walk over entries is Lua
 /// (`lua/rpiv_todo/native/replay_walk.lua`), which LuaJIT compiles and Lua 5.4 and 5.1 run
 /// with their own field reads, where every C API call costs one of theirs (measured in
-/// README, Performance). The winning snapshot is read by `raw::snapshot_table`, the one
+/// bench/README.md). The winning snapshot is read by `raw::snapshot_table`, the one
 /// reading of a snapshot held in Lua tables: the list's rules over it (`State::validate`'s
 /// `task::check_links` and `task::repaired_next_id`) are applied there, in Rust, and
 /// nowhere in Lua.
