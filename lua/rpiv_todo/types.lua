@@ -5,7 +5,7 @@ local M = {}
 
 ---@alias rpiv_todo.Status "pending"|"in_progress"|"completed"|"deleted"
 ---@alias rpiv_todo.Action "create"|"update"|"list"|"get"|"delete"|"clear"
----@alias rpiv_todo.SessionEvent "executed"|"replayed"|"loaded"|"reloaded"|"shutdown"|"foreground"
+---@alias rpiv_todo.SessionEvent "executed"|"replayed"|"loaded"|"reloaded"|"shutdown"|"foreground"|"turn_started"|"chat"
 
 ---@class rpiv_todo.Task
 ---@field id integer

@@ -246,11 +246,7 @@ end
 ---@param chat table
 ---@return boolean
 function H.open(chat)
-  local vim_ = rawget(_G, "vim")
-  if type(chat.bufnr) ~= "number" or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
-    return true
-  end
-  return vim_.api.nvim_buf_is_valid(chat.bufnr)
+  return require("rpiv_todo.host").buf_valid(chat.bufnr)
 end
 
 ---The arguments of the completed `todo` calls in a chat's messages, oldest first: calls
@@ -589,62 +585,54 @@ H.watched = setmetatable({}, { __mode = "k" })
 ---the list in the next request; the end of a turn adds the reminder. The panel shows the list of the chat in the current window. Inside
 ---Neovim only.
 function H.listen()
-  local vim_ = rawget(_G, "vim")
-  if H.listening or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
+  if H.listening then
     return
   end
-  H.listening = true
-  local api = vim_.api
-  local group = api.nvim_create_augroup("rpiv_todo.codecompanion", { clear = true })
-  local function chat_of(ev)
-    return H.chat(type(ev.data) == "table" and ev.data.bufnr or nil)
+  H.listening = require("rpiv_todo.host").on_user_event("rpiv_todo.codecompanion", H.EVENTS, function(data, event)
+    local chat = H.chat(type(data) == "table" and data.bufnr or nil)
+    if chat ~= nil then
+      H.on_event[event](chat)
+    end
+  end)
+  if H.listening then
+    require("rpiv_todo.adapters.common").register_chat("codecompanion", M.buffer_session)
   end
-  api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = { "CodeCompanionChatToolAdded", "CodeCompanionChatAdapter", "CodeCompanionChatModel" },
-    callback = function(ev)
-      local chat = chat_of(ev)
-      if chat then
-        H.refresh(chat)
-        H.watch(chat)
-      end
-    end,
-  })
-  api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = "CodeCompanionChatSubmitted",
-    callback = function(ev)
-      local chat = chat_of(ev)
-      local _, opts = next(chat and H.registered(chat) or {})
-      if opts ~= nil and M.is_new_prompt(chat.messages) then
-        local id = H.session_id(opts.session, chat.tools, chat)
-        require("rpiv_todo.nvim").turn_started(id or require("rpiv_todo.session").DEFAULT_ID)
-      end
-    end,
-  })
-  api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = "CodeCompanionChatCompacting",
-    callback = function(ev)
-      local chat = chat_of(ev)
-      if chat and next(H.registered(chat)) ~= nil then
-        H.compacted[chat] = true
-        H.watch(chat)
-      end
-    end,
-  })
-  api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = "CodeCompanionChatDone",
-    callback = function(ev)
-      local chat = chat_of(ev)
-      if chat then
-        H.remind(chat)
-      end
-    end,
-  })
-  require("rpiv_todo.adapters.common").register_chat("codecompanion", M.buffer_session)
 end
+
+-- What each of codecompanion's User events does with its chat.
+H.on_event = {
+  CodeCompanionChatToolAdded = function(chat)
+    H.refresh(chat)
+    H.watch(chat)
+  end,
+  CodeCompanionChatSubmitted = function(chat)
+    local _, opts = next(H.registered(chat))
+    if opts ~= nil and M.is_new_prompt(chat.messages) then
+      local id = H.session_id(opts.session, chat.tools, chat)
+      require("rpiv_todo.adapters.common").turn_started(id or require("rpiv_todo.session").DEFAULT_ID)
+    end
+  end,
+  CodeCompanionChatCompacting = function(chat)
+    if next(H.registered(chat)) ~= nil then
+      H.compacted[chat] = true
+      H.watch(chat)
+    end
+  end,
+  CodeCompanionChatDone = function(chat)
+    H.remind(chat)
+  end,
+}
+H.on_event.CodeCompanionChatAdapter = H.on_event.CodeCompanionChatToolAdded
+H.on_event.CodeCompanionChatModel = H.on_event.CodeCompanionChatToolAdded
+
+H.EVENTS = {
+  "CodeCompanionChatToolAdded",
+  "CodeCompanionChatAdapter",
+  "CodeCompanionChatModel",
+  "CodeCompanionChatSubmitted",
+  "CodeCompanionChatCompacting",
+  "CodeCompanionChatDone",
+}
 
 ---The codecompanion tool. The spec is built now, from the current rpiv_todo.setup().
 ---@param opts? rpiv_todo.CodeCompanionOptions
