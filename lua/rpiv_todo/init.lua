@@ -79,6 +79,22 @@ function H.boolean(v)
   end
 end
 
+---Does `opts` (a table) hold a key that is none of the tool's own?
+---@param opts any
+---@param tool_checks table<string, any>
+---@return boolean
+function H.has_other_keys(opts, tool_checks)
+  if type(opts) ~= "table" then
+    return false
+  end
+  for k in pairs(opts) do
+    if tool_checks[k] == nil and k ~= "guidance" and k ~= "overlay" then
+      return true
+    end
+  end
+  return false
+end
+
 ---The editor's options module (rpiv_todo.nvim.options) inside Neovim, else nil.
 ---@return table|nil
 function H.editor_options()
@@ -107,11 +123,15 @@ function M.setup(opts)
   elseif type(opts) ~= "table" or next(opts) ~= nil then
     local config = H.config()
     local spec = { names = config.NAMES, checks = config.checks, got = true }
-    editor = type(opts) == "table" and H.editor_options() or nil
+    -- The editor's options are loaded only for a key that is not the tool's.
+    editor = H.has_other_keys(opts, config.checks) and H.editor_options() or nil
     if editor ~= nil then
       spec = editor.merged_spec(spec)
     end
     opts = require("rpiv_todo.options_check").check(opts, spec)
+  elseif package.loaded["rpiv_todo.config"] == nil then
+    -- setup({}) before anything was configured or read: the defaults are in force already.
+    return M
   end
   local tool_opts, editor_opts = opts, nil
   if editor ~= nil then

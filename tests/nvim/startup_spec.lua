@@ -42,7 +42,9 @@ T.test("setup({}) in init.lua loads rpiv_todo alone: no core, tool, overlay or f
     H.RECORD,
     'vim.cmd("qa!")',
   })
-  T.eq(table.concat(loaded, ","), "rpiv_todo", "modules loaded after setup({})")
+  -- rpiv_todo.host is what tells the plain layer it runs in Neovim (the core is then
+  -- checked once startup is over).
+  T.eq(table.concat(loaded, ","), "rpiv_todo,rpiv_todo.host", "modules loaded after setup({})")
 end)
 
 T.test("setup() with the tool's own options still loads no core and no front end", function()

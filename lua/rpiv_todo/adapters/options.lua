@@ -5,10 +5,10 @@
 --     { "session", "a session id string or a function returning one", H.is_session },
 --   })
 --
--- A wrong type or value raises `(rpiv_todo) <adapter>: <key>: expected <what>`; an unknown
--- key raises `(rpiv_todo) <adapter>: <key>: unknown option (expected <keys>)`; anything but
--- a table or nil raises `(rpiv_todo) <adapter>: expected a table of options { <keys> }`.
--- Plain Lua: no `vim.*` here.
+-- A wrong type or value raises `(rpiv_todo) <adapter>: <key>: expected <what>`, an unknown
+-- key names the known ones (the checker's message, with `<adapter>: ` before the key), and
+-- anything but a table or nil raises `(rpiv_todo) <adapter>: expected a table of options
+-- { <keys> }`.
 
 local M = {}
 

@@ -41,6 +41,12 @@ function H.attach()
   return H.frontend()
 end
 
+---@helptext rpiv_todo-setup-alias
+---`require("rpiv_todo.nvim").setup({opts})` is deprecated: the editor's options go to
+---|rpiv_todo.setup()| with the tool's own. The old call still puts them in force (the
+---tool's options stay as they are; a wrong one is reported as `nvim.<key>`), after one
+---deprecation notice per session.
+
 ---Deprecated: the editor's options go to `require("rpiv_todo").setup()` with the tool's
 ---own. This call still applies them (the tool's options stay as they are), after one
 ---notice.
