@@ -284,11 +284,9 @@ setmetatable(M, {
 -- turn), so a config calling setup() pays nothing for it, and a missing or stale build is
 -- still one notification at startup (rpiv_todo.native words it) rather than news at the
 -- first tool call (rpiv_todo.native shows its error there through rpiv_todo.host).
-if
-  not require("rpiv_todo.host").schedule(function()
-    pcall(require, "rpiv_todo.native")
-  end)
-then
+if not require("rpiv_todo.host").schedule(function()
+  pcall(require, "rpiv_todo.native")
+end) then
   require("rpiv_todo.native")
 end
 

@@ -97,12 +97,8 @@ function H.report(fn, err, event, id)
   end
   seen[text] = true
   seen.n = seen.n + 1
-  local message = string.format(
-    "(rpiv_todo) a todo.listen callback failed on %q (session %q): %s",
-    event,
-    tostring(id),
-    text
-  )
+  local message =
+    string.format("(rpiv_todo) a todo.listen callback failed on %q (session %q): %s", event, tostring(id), text)
   local info = { event = event, session = id, error = err, listener = fn }
   local reporters = H.reporters
   for i = 1, #reporters do

@@ -116,11 +116,26 @@ function H.scan(src)
     local member = prev ~= nil and prev.kind == "op" and (prev.value == "." or prev.value == ":")
     if t.kind == "name" and t.value == "vim" and not member then
       vim_uses[#vim_uses + 1] = "the global vim"
-    elseif t.kind == "string" and t.value == "vim" and H.is(toks, k - 1, "op", ",") and H.is(toks, k - 2, "name", "_G") then
+    elseif
+      t.kind == "string"
+      and t.value == "vim"
+      and H.is(toks, k - 1, "op", ",")
+      and H.is(toks, k - 2, "name", "_G")
+    then
       vim_uses[#vim_uses + 1] = 'rawget(_G, "vim")'
-    elseif t.kind == "name" and t.value == "_G" and H.is(toks, k + 1, "op", ".") and H.is(toks, k + 2, "name", "vim") then
+    elseif
+      t.kind == "name"
+      and t.value == "_G"
+      and H.is(toks, k + 1, "op", ".")
+      and H.is(toks, k + 2, "name", "vim")
+    then
       vim_uses[#vim_uses + 1] = "_G.vim"
-    elseif t.kind == "string" and t.value == "vim" and H.is(toks, k - 1, "op", "[") and H.is(toks, k - 2, "name", "_G") then
+    elseif
+      t.kind == "string"
+      and t.value == "vim"
+      and H.is(toks, k - 1, "op", "[")
+      and H.is(toks, k - 2, "name", "_G")
+    then
       vim_uses[#vim_uses + 1] = '_G["vim"]'
     end
   end

@@ -41,7 +41,11 @@ function H.todos()
 end
 
 T.test("the first call of a named session paints that session (nothing attached before)", function()
-  T.eq(package.loaded["rpiv_todo.nvim"] == nil or not require("rpiv_todo.nvim.frontend").attached(), true, "not attached yet")
+  T.eq(
+    package.loaded["rpiv_todo.nvim"] == nil or not require("rpiv_todo.nvim.frontend").attached(),
+    true,
+    "not attached yet"
+  )
   todo.setup({ locale = "en" })
   -- What an agent plugin does: the tool spec's execute with its chat's session id.
   todo.tool().execute({ action = "create", subject = "Plan chat one" }, { session = "chat-1" })

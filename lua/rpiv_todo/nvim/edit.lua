@@ -71,5 +71,4 @@ function M.last_user_edit()
   return H.last_edit
 end
 
-
 return M

@@ -224,20 +224,22 @@ function M.sessions_command()
     end
   end
   if #items == 0 then
-    H.notify(":Todos sessions: no saved lists for " .. tostring(require("rpiv_todo.persist").key()), vim.log.levels.INFO)
+    H.notify(
+      ":Todos sessions: no saved lists for " .. tostring(require("rpiv_todo.persist").key()),
+      vim.log.levels.INFO
+    )
     return
   end
-  vim.ui.select(
-    items,
-    { prompt = "rpiv_todo: saved lists of " .. tostring(require("rpiv_todo.persist").key()), format_item = M.format_item },
-    function(item)
-      if item == nil then
-        return
-      end
-      H.show(item, true)
-      require("rpiv_todo.nvim.frontend").todos()
+  vim.ui.select(items, {
+    prompt = "rpiv_todo: saved lists of " .. tostring(require("rpiv_todo.persist").key()),
+    format_item = M.format_item,
+  }, function(item)
+    if item == nil then
+      return
     end
-  )
+    H.show(item, true)
+    require("rpiv_todo.nvim.frontend").todos()
+  end)
 end
 
 -- ---------------------------------------------------------------------------

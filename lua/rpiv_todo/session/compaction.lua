@@ -117,5 +117,4 @@ function M.compact_text(state)
   return table.concat(lines, "\n")
 end
 
-
 return M
