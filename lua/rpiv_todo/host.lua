@@ -100,7 +100,7 @@ end
 ---augroup of that name, cleared first). False outside Neovim: nothing will fire.
 ---@param group string
 ---@param patterns string[]
----@param fn fun(data: any)
+---@param fn fun(data: any, event: string)
 ---@return boolean listening
 function M.on_user_event(group, patterns, fn)
   local v = H.vim()

@@ -126,11 +126,11 @@ end
 ---@param params table|string the tool arguments, as a table or a JSON string
 ---@return rpiv_todo.Result
 function Session:execute_strict(params)
-  local core = H.core()
-  local result = core.from_strict(params, self.list)
-  -- Listeners get the call in the normal form (what persistence journals and replays);
-  -- a call that cannot be converted was rejected and changed nothing.
-  H.emit("executed", self.id, self, (core.from_strict(params)))
+  local result = H.core().from_strict(params, self.list)
+  -- Listeners get the call as the result echoes it (`details.params`: the normal form the
+  -- core converted it to), without converting it a second time.
+  local details = type(result) == "table" and result.details or nil
+  H.emit("executed", self.id, self, type(details) == "table" and details.params or nil)
   return result
 end
 

@@ -32,8 +32,9 @@ function M.create(name, on)
     events[#events + 1] = "WinResized"
   end
   au(events, on.paint)
-  -- The panel shows the list of the chat in the current window (session.register_chat).
-  au({ "WinEnter", "BufEnter" }, on.follow_window)
+  -- The panel shows the list of the chat in the current window (session.register_chat);
+  -- a buffer that gets its filetype may have become a chat.
+  au({ "WinEnter", "BufEnter", "FileType" }, on.follow_window)
   -- Out of the cursor's way: only when the cursor reaches the panel, its preferred place
   -- is free again, or its window changed size (a cheap check on every cursor move).
   au({ "CursorMoved", "CursorMovedI", "WinScrolled" }, H.repaint_if_moved(on.paint))

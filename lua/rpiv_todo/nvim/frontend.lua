@@ -177,18 +177,30 @@ function M.session_event(event, id)
   elseif event == "executed" then
     H.last_call = id
     local want = H.window_session() or id
+    local switched = false
     if H.pinned == nil and want ~= session.foreground_id() then
+      -- The "foreground" event this emits does not paint: this paints once, below.
       H.switching = true
       local ok, err = pcall(session.foreground, want)
       H.switching = false
       if not ok then
         error(err, 0)
       end
+      switched = true
     end
-  elseif event == "foreground" and not H.switching then
+    if switched or id == session.foreground_id() then
+      M.request_paint()
+    end
+    return
+  elseif event == "foreground" then
+    if H.switching then
+      return -- this module moves the foreground and paints itself
+    end
     H.pinned = id -- a host chose it through require("rpiv_todo").foreground(id)
+    M.request_paint()
+    return
   end
-  if event == "foreground" or id == session.foreground_id() then
+  if id == session.foreground_id() then
     M.request_paint()
   end
 end
@@ -206,6 +218,12 @@ function H.turn_started(id)
   end
 end
 
+-- The session of the chat in the current buffer, as the chat front ends last said:
+-- { buf = bufnr, id = id|false }. Asked again when another window or buffer becomes
+-- current, a buffer gets its filetype (a chat opening) or a chat front end registers; a
+-- tool call reads it without asking the front ends.
+H.window_chat = nil
+
 ---The session of the chat in the current window, when a chat front end knows it.
 ---@return string|nil
 function H.window_session()
@@ -213,18 +231,26 @@ function H.window_session()
   if not session.has_chats() then
     return nil
   end
-  return session.chat_session(vim.api.nvim_get_current_buf())
+  local buf = vim.api.nvim_get_current_buf()
+  local known = H.window_chat
+  if known == nil or known.buf ~= buf then
+    known = { buf = buf, id = session.chat_session(buf) or false }
+    H.window_chat = known
+  end
+  return known.id or nil
 end
 
 ---Another window or buffer is current: unless a session is pinned, show the list of the
 ---chat there, else the session of the latest call.
 function H.follow_window()
+  H.window_chat = nil
   local want = H.window_session() or H.last_call
   local session = H.session()
   if H.pinned == nil and want ~= nil and want ~= session.foreground_id() then
     H.switching = true
     pcall(session.foreground, want)
     H.switching = false
+    M.request_paint()
   end
 end
 
@@ -277,7 +303,6 @@ function H.paint()
   if not H.attached then
     return
   end
-  M.sync_mapping()
   locale.sync()
   local panel = require("rpiv_todo.nvim.panel")
   if H.user_hidden then

@@ -24,6 +24,7 @@ H.win = nil -- the floating window, nil while hidden
 H.anchor = nil -- the window it sits over
 H.placed = nil -- { anchor, top, bottom, vertical, preferred_free } rows it covers, 0-based
 H.closing = false -- we are closing it ourselves (WinClosed must not repaint)
+H.blend = nil -- the winblend the float has (set when it differs from the option)
 
 ---@param handle integer
 ---@param kind "win"|"buf"
@@ -31,7 +32,10 @@ H.closing = false -- we are closing it ourselves (WinClosed must not repaint)
 ---@param value any
 function M.set_option(handle, kind, name, value)
   -- nvim_set_option_value takes win/buf from 0.8 on; the older setters are what 0.7 has.
-  if vim.fn.has("nvim-0.8") == 1 then
+  if H.has_08 == nil then
+    H.has_08 = vim.fn.has("nvim-0.8") == 1
+  end
+  if H.has_08 then
     vim.api.nvim_set_option_value(name, value, { [kind] = handle })
   elseif kind == "win" then
     vim.api.nvim_win_set_option(handle, name, value)
@@ -237,13 +241,7 @@ end
 ---@param budget integer|nil
 ---@return table[]
 function H.render(ov, state, width, budget)
-  ov.opts.max_widget_lines = budget
-  local ok, lines = pcall(ov.render, ov, state, width)
-  ov.opts.max_widget_lines = nil
-  if not ok then
-    error(lines, 0)
-  end
-  return lines
+  return ov:render(state, width, budget)
 end
 
 ---Where the panel goes: the rows it takes for `height` rows at `vertical`, given the
@@ -334,7 +332,7 @@ function M.paint(ctx)
   local text_w = 1
   for i = 1, #lines do
     texts[i], ranges[i] = M.flatten(lines[i], pad)
-    text_w = math.max(text_w, vim.fn.strdisplaywidth(texts[i]))
+    text_w = math.max(text_w, vim.api.nvim_strwidth(texts[i]))
   end
   text_w = math.min(text_w, max_w)
   local buf = H.ensure_buf()
@@ -382,15 +380,20 @@ function M.paint(ctx)
     float.style = "minimal"
     float.noautocmd = true
     H.win = vim.api.nvim_open_win(buf, false, float)
+    H.blend = nil
     M.set_option(H.win, "win", "wrap", false)
+    M.set_option(
+      H.win,
+      "win",
+      "winhighlight",
+      "Normal:RpivTodoNormal,NormalFloat:RpivTodoNormal,FloatBorder:RpivTodoBorder,EndOfBuffer:RpivTodoNormal"
+    )
   end
-  M.set_option(
-    H.win,
-    "win",
-    "winhighlight",
-    "Normal:RpivTodoNormal,NormalFloat:RpivTodoNormal,FloatBorder:RpivTodoBorder,EndOfBuffer:RpivTodoNormal"
-  )
-  M.set_option(H.win, "win", "winblend", config.winblend)
+  -- Window options are set when the window opens or the option changed, not every paint.
+  if H.blend ~= config.winblend then
+    M.set_option(H.win, "win", "winblend", config.winblend)
+    H.blend = config.winblend
+  end
   H.anchor = target
   local pref_top = vertical == "top" and 0 or win_h - math.min(configured + bsize, win_h)
   H.placed = {
