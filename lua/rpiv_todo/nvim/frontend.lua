@@ -364,37 +364,6 @@ function H.overlay()
   return H.ov
 end
 
----Branch entries as the core expects them: host messages (`{ role, toolName, details }`)
----are wrapped as `{ type = "message", message = ... }`; entries and JSON text pass as is.
----@param messages table|string
----@return table|string
-function H.entries(messages)
-  if type(messages) ~= "table" then
-    return messages
-  end
-  local out = {}
-  for i = 1, #messages do
-    local m = messages[i]
-    if type(m) == "table" and m.type == nil and m.role ~= nil then
-      out[i] = { type = "message", message = m }
-    else
-      out[i] = m
-    end
-  end
-  return out
-end
-
----rpiv_todo.nvim.replay.
----@param id string session id
----@param messages table|string
----@return rpiv_todo.State
-function M.replay(id, messages)
-  M.attach()
-  local state = H.session().get(id):replay(H.entries(messages or {}))
-  M.request_paint()
-  return state
-end
-
 ---rpiv_todo.nvim.foreground.
 ---@param ... string|nil
 ---@return rpiv_todo.Session

@@ -47,6 +47,26 @@ end
 ---tool's options stay as they are; a wrong one is reported as `nvim.<key>`), after one
 ---deprecation notice per session.
 
+---Branch entries as the core expects them: host messages (`{ role, toolName, details }`)
+---are wrapped as `{ type = "message", message = ... }`; entries and JSON text pass as is.
+---@param messages table|string
+---@return table|string
+function H.entries(messages)
+  if type(messages) ~= "table" then
+    return messages
+  end
+  local out = {}
+  for i = 1, #messages do
+    local m = messages[i]
+    if type(m) == "table" and m.type == nil and m.role ~= nil then
+      out[i] = { type = "message", message = m }
+    else
+      out[i] = m
+    end
+  end
+  return out
+end
+
 ---Deprecated: the editor's options go to `require("rpiv_todo").setup()` with the tool's
 ---own. This call still applies them (the tool's options stay as they are), after one
 ---notice.
@@ -101,7 +121,10 @@ end
 ---@param messages table|string
 ---@return rpiv_todo.State
 function M.replay(id, messages)
-  return H.attach().replay(id, messages)
+  local frontend = H.attach()
+  local state = require("rpiv_todo.session").get(id):replay(H.entries(messages or {}))
+  frontend.request_paint()
+  return state
 end
 
 ---The session the panel and |:Todos| show, returned by every form.
