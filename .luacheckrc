@@ -28,6 +28,7 @@ files["tests/agents/"] = nvim
 files["tests/mcp/editor_spec.lua"] = nvim
 files["tests/shared/nvim_worker.lua"] = nvim
 files["bench/shared_nvim.lua"] = nvim
+files["bench/front_end_nvim.lua"] = nvim
 -- Run both from plain interpreters and inside Neovim: they test `vim` before using it.
 files["tests/harness.lua"] = nvim
 files["tests/loader/"] = nvim
