@@ -1,7 +1,7 @@
 -- rpiv_todo.persist: each session's list kept in a file, for hosts that keep no history
 -- (an editor restarted without its chat). Plain Lua; the host says where the files go and
 -- what keeps lists apart (the working directory). The Neovim front end drives it with
--- `require("rpiv_todo.nvim").setup({ persist = true })` (rpiv_todo/nvim/persist.lua).
+-- `require("rpiv_todo").setup({ persist = true })` in Neovim (rpiv_todo/nvim/persist.lua).
 --
 --   local persist = require("rpiv_todo.persist")
 --   persist.enable({ dir = "/home/me/.local/state/nvim/rpiv_todo", key = "/home/me/project" })
