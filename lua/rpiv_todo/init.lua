@@ -79,16 +79,20 @@ function H.boolean(v)
   end
 end
 
----Does `opts` (a table) hold a key that is none of the tool's own?
+---Does `opts` (a table) hold a key that is none of `names` (the tool's own)?
 ---@param opts any
----@param tool_checks table<string, any>
+---@param names string[]
 ---@return boolean
-function H.has_other_keys(opts, tool_checks)
+function H.has_other_keys(opts, names)
   if type(opts) ~= "table" then
     return false
   end
+  local own = {}
+  for _, name in ipairs(names) do
+    own[name] = true
+  end
   for k in pairs(opts) do
-    if tool_checks[k] == nil and k ~= "guidance" and k ~= "overlay" then
+    if not own[k] then
       return true
     end
   end
@@ -117,14 +121,15 @@ end
 ---@return table the module
 function M.setup(opts)
   local editor = nil
-  -- An empty table needs no check, so setup({}) at startup loads no other module.
   if opts == nil then
     opts = {}
-  elseif type(opts) ~= "table" or next(opts) ~= nil then
+  end
+  -- An empty table needs no check, so setup({}) at startup loads no other module.
+  if type(opts) ~= "table" or next(opts) ~= nil then
     local config = H.config()
     local spec = { names = config.NAMES, checks = config.checks, got = true }
     -- The editor's options are loaded only for a key that is not the tool's.
-    editor = H.has_other_keys(opts, config.checks) and H.editor_options() or nil
+    editor = H.has_other_keys(opts, config.NAMES) and H.editor_options() or nil
     if editor ~= nil then
       spec = editor.merged_spec(spec)
     end

@@ -88,7 +88,7 @@ local M = {}
 ---@field glyphs? table<string, string>
 ---@field theme? table|string
 
----@class rpiv_todo.SetupOptions
+---@class rpiv_todo.SetupOptions: rpiv_todo.NvimOptions
 ---Prompt text the model reads: a table `{ prompt_snippet = string,
 ---prompt_guidelines = {...} }` (the list replaces the defaults whole) or a
 ---function(defaults) returning one.
