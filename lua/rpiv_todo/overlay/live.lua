@@ -26,6 +26,8 @@ function M.new(opts)
     opts = opts or {},
     collapsed = false,
     expanded = false,
+    -- The last render's row lines (rpiv_todo.overlay.render reuses a row's unchanged line).
+    rows = {},
   }, Overlay)
   return ov
 end
@@ -90,6 +92,7 @@ function Overlay:render(source, width, max_lines)
     layout = o.layout,
     collapsed = self.collapsed,
     expanded = self.expanded,
+    memo = self.rows,
   }, self:memory())
 end
 

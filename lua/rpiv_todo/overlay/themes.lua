@@ -254,6 +254,23 @@ M.themes.segments = {
   end,
 }
 
+---Is `theme` one of the shipped themes (plain, ansi, segments)?
+---@param theme any
+---@return boolean
+function M.shipped(theme)
+  return theme == M.themes.plain or theme == M.themes.ansi or theme == M.themes.segments
+end
+
+---A rendered line of its own: a string as it is, a segments line with new segment tables.
+---@param line any
+---@return any
+function M.copy_line(line)
+  if getmetatable(line) == H.Spans then
+    return H.own(line)
+  end
+  return line
+end
+
 ---The finish step of string themes: a line cut to `width` (an override that returned
 ---spans to a string theme is flattened first).
 ---@param line any
