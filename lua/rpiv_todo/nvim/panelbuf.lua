@@ -31,49 +31,66 @@ function M.set_option(handle, kind, name, value)
   end
 end
 
+-- Pads by width, and a scratch list for the pieces of a line (a paint flattens a dozen).
+H.leads = {}
+H.parts = {}
+
 ---Plain text and highlight ranges of one segments line, `pad` spaces on each side.
 ---@param line table list of { text, group, bold?, strikethrough? }
 ---@param pad integer
 ---@return string text
----@return table[] ranges { group, start_col, end_col } in bytes
+---@return table ranges flat: group, start_col, end_col (bytes), then the next range's
 function M.flatten(line, pad)
-  local lead = string.rep(" ", pad)
-  local parts, ranges, col = { lead }, {}, #lead
+  local lead = H.leads[pad]
+  if lead == nil then
+    lead = string.rep(" ", pad)
+    H.leads[pad] = lead
+  end
+  local parts, ranges, col, n, r = H.parts, {}, #lead, 1, 0
+  parts[1] = lead
   for i = 1, #line do
     local seg = line[i]
     local text = seg[1]
-    parts[#parts + 1] = text
+    n = n + 1
+    parts[n] = text
     local stop = col + #text
     if seg[2] then
-      ranges[#ranges + 1] = { seg[2], col, stop }
+      ranges[r + 1], ranges[r + 2], ranges[r + 3] = seg[2], col, stop
+      r = r + 3
     end
     if seg.bold then
-      ranges[#ranges + 1] = { "RpivTodoBold", col, stop }
+      ranges[r + 1], ranges[r + 2], ranges[r + 3] = "RpivTodoBold", col, stop
+      r = r + 3
     end
     if seg.strikethrough then
-      ranges[#ranges + 1] = { "RpivTodoStrikethrough", col, stop }
+      ranges[r + 1], ranges[r + 2], ranges[r + 3] = "RpivTodoStrikethrough", col, stop
+      r = r + 3
     end
     col = stop
   end
-  parts[#parts + 1] = lead
-  return table.concat(parts), ranges
+  n = n + 1
+  parts[n] = lead
+  local text = table.concat(parts, "", 1, n)
+  for i = n, 1, -1 do
+    parts[i] = nil
+  end
+  return text, ranges
 end
 
 -- What the buffer holds (`{ buf, texts, ranges }`): a paint writes only the lines that
 -- changed.
 H.shown = nil
 
----Are two lists of highlight ranges the same?
----@param a table[]
----@param b table[]|nil
+---Are two (flat) lists of highlight ranges the same?
+---@param a table
+---@param b table|nil
 ---@return boolean
 function H.same_ranges(a, b)
   if b == nil or #a ~= #b then
     return false
   end
   for i = 1, #a do
-    local x, y = a[i], b[i]
-    if x[1] ~= y[1] or x[2] ~= y[2] or x[3] ~= y[3] then
+    if a[i] ~= b[i] then
       return false
     end
   end
@@ -99,9 +116,10 @@ function M.write(buf, texts, ranges)
         api.nvim_buf_set_lines(buf, i - 1, i, false, { texts[i] })
         api.nvim_buf_clear_namespace(buf, H.ns, i - 1, i)
       end
-      for _, r in ipairs(ranges[i]) do
+      local r = ranges[i]
+      for j = 1, #r, 3 do
         -- Extmark highlights combine, so bold and strikethrough layer over the colour.
-        api.nvim_buf_set_extmark(buf, H.ns, i - 1, r[2], { end_col = r[3], hl_group = r[1] })
+        api.nvim_buf_set_extmark(buf, H.ns, i - 1, r[j + 1], { end_col = r[j + 2], hl_group = r[j] })
       end
     end
   end
