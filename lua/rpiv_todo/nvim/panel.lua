@@ -9,9 +9,10 @@
 --     edge (top <-> bottom), and when neither edge is free it takes the larger free side
 --     and shows fewer rows (the overlay's summary row counts what is left out);
 --   * no spacer line: `max_widget_lines` rows at most, heading included.
--- The owner (rpiv_todo.nvim) calls `paint()` after tool calls and on window events, and
--- `cursor_moved()` on CursorMoved/WinScrolled (cheap: it repaints only when the cursor
--- reaches the panel or frees its preferred place).
+-- The owner (rpiv_todo.nvim.frontend) calls `paint()` after tool calls and on window
+-- events, and `needs_move()` on CursorMoved/WinScrolled (cheap: it repaints only when the
+-- cursor reaches the panel or frees its preferred place). The buffer's lines are written
+-- by rpiv_todo.nvim.panelbuf, only where they changed.
 
 local M = {}
 local H = {}
@@ -247,7 +248,7 @@ function M.choose_edge(vertical, height, win_h, cursor)
   return vertical, above
 end
 
----Paint the panel. `ctx` comes from rpiv_todo.nvim:
+---Paint the panel. `ctx` comes from rpiv_todo.nvim.frontend:
 ---  { config, ov, state, hint_layout } — `state` is what ov:render accepts.
 ---@param ctx table
 function M.paint(ctx)
