@@ -447,7 +447,8 @@ function M.on_listener_error(fn)
 end
 
 ---Drop every session, listener and error reporter (tests; a host reloading its config
----from scratch).
+---from scratch). The chat front ends' registrations stay: each registers once, when its
+---tool is made.
 function M.reset()
   H.sessions = {}
   H.foreground = M.DEFAULT_ID
