@@ -94,4 +94,15 @@ T.test("once startup is over the core is checked (a missing build would be repor
   T.contains(table.concat(loaded, ","), "rpiv_todo.native", "the core was loaded after startup")
 end)
 
+T.test("setup() with the editor's options puts the panel in place but loads no adapter yet", function()
+  local loaded = H.child({
+    'require("rpiv_todo").setup({ position = "top-left" })',
+    H.RECORD,
+    'vim.cmd("qa!")',
+  })
+  local text = table.concat(loaded, ",")
+  T.contains(text, "rpiv_todo.nvim.frontend", "the front end is attached")
+  T.eq(text:find("rpiv_todo.adapters", 1, true), nil, "no adapter in " .. text)
+end)
+
 T.finish()

@@ -105,20 +105,35 @@ M.defaults = {
   max_width = nil,
   padding = 1,
   avoid_cursor = true,
-  -- The agents' chat windows come from the adapters (each declares `chat_filetypes`).
-  exclude = {
-    filetypes = H.concat(
-      { "help", "checkhealth", "qf", "TelescopePrompt", "lazy", "mason", "rpiv_todo" },
-      M.chat_filetypes()
-    ),
-    buftypes = { "help", "quickfix", "prompt" },
-  },
+  exclude = nil, -- H.default_exclude(), below
   zindex = 60,
   map_collapse_key = true,
   notify_title = "Todos",
   persist = false,
   persist_max_age_days = 30,
 }
+
+-- The editor's own windows the panel keeps off; the agents' chat windows are added from
+-- the adapters (each declares `chat_filetypes`).
+H.OWN_FILETYPES = { "help", "checkhealth", "qf", "TelescopePrompt", "lazy", "mason", "rpiv_todo" }
+
+---The default `exclude`, a table of its own. Its `filetypes` are filled in when first read
+---(the panel's first paint, not setup()): only then are the adapters loaded to ask them.
+---@return table
+function H.default_exclude()
+  return setmetatable({ buftypes = { "help", "quickfix", "prompt" } }, {
+    __index = function(t, k)
+      if k ~= "filetypes" then
+        return nil
+      end
+      H.chat_fts = H.chat_fts or M.chat_filetypes()
+      local fts = H.concat(H.OWN_FILETYPES, H.chat_fts)
+      rawset(t, "filetypes", fts)
+      return fts
+    end,
+  })
+end
+M.defaults.exclude = H.default_exclude()
 
 H.POSITIONS = {
   ["bottom-right"] = true,
@@ -240,6 +255,9 @@ table.sort(H.names)
 function H.copy(v)
   if type(v) ~= "table" then
     return v
+  end
+  if v == M.defaults.exclude then
+    return H.default_exclude()
   end
   local out = {}
   for k, x in pairs(v) do

@@ -253,6 +253,10 @@ end
 ---@param ctx table
 function M.paint(ctx)
   local config = ctx.config
+  if ctx.state == nil then
+    M.hide() -- no list yet: nothing to show, and no window to look for
+    return
+  end
   local target = M.target(config)
   if target == nil then
     M.hide()
