@@ -89,8 +89,8 @@ function H.clipped(row, width)
 end
 
 -- The layout for these options: module config, then the per-render override. Resolved
--- once per (config layout, override) pair, as a config layout alone always was: a live
--- overlay renders with the same override every time.
+-- once per (config layout, override) pair: a live overlay renders with the same override
+-- every time.
 function H.layout_for(override)
   if override == nil then
     local cached = H.cached_layout

@@ -78,8 +78,8 @@ end
 
 -- Spans values are never changed once built: a concatenation keeps the segment tables of
 -- its operands (a merge of two neighbours makes a new one), a restyle makes new segments,
--- and `finish` hands out a line of its own segments. A render then allocates about one
--- table per piece instead of one per piece and concatenation.
+-- and `finish` hands out a line of its own segments, so a render allocates about one
+-- table per piece of text.
 
 ---Append `seg` to `out` (being built), merged into the last segment when both have the
 ---same style. `seg` is kept, not copied: it is never changed.
