@@ -395,7 +395,7 @@ function M.follow(id)
   M.session_event("executed", id)
 end
 
----rpiv_todo.nvim.pinned.
+---The pinned session's id, or nil while following.
 ---@return string|nil
 function M.pinned()
   return H.pinned
@@ -418,7 +418,7 @@ function H.has_tasks()
   return #H.overlay():render(listing.shown_session(), 80) > 0
 end
 
----rpiv_todo.nvim.toggle.
+---rpiv_todo.nvim.toggle: collapse or expand the panel; with nothing to show, say so.
 ---@return boolean collapsed
 function M.toggle()
   M.attach()
@@ -471,7 +471,7 @@ function M.todos()
   return text, level
 end
 
----rpiv_todo.nvim.refresh.
+---Repaint now (a window moved or resized without an autocommand firing).
 function M.refresh()
   M.attach()
   M.request_paint()
@@ -484,7 +484,7 @@ function M.window()
   return require("rpiv_todo.nvim.panel").window()
 end
 
----rpiv_todo.nvim.collapsed.
+---Whether the panel is collapsed (|:TodosToggle|).
 ---@return boolean
 function M.collapsed()
   return H.ov ~= nil and H.ov.collapsed or false
