@@ -16,6 +16,8 @@ local nvim = { globals = { "vim" } }
 -- The Neovim glue, its plugin file and the specs that run inside Neovim.
 files["lua/rpiv_todo/health.lua"] = nvim
 files["lua/rpiv_todo/install.lua"] = nvim
+-- What the plain modules ask of their host (rpiv_todo.host): the one plain-side file on `vim`.
+files["lua/rpiv_todo/host.lua"] = nvim
 files["tests/install/"] = nvim
 files["lua/rpiv_todo/nvim/"] = nvim
 files["plugin/"] = nvim
@@ -26,6 +28,7 @@ files["tests/agents/"] = nvim
 files["tests/mcp/editor_spec.lua"] = nvim
 files["tests/shared/nvim_worker.lua"] = nvim
 files["bench/shared_nvim.lua"] = nvim
+files["bench/front_end_nvim.lua"] = nvim
 -- Run both from plain interpreters and inside Neovim: they test `vim` before using it.
 files["tests/harness.lua"] = nvim
 files["tests/loader/"] = nvim

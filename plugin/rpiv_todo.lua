@@ -3,7 +3,8 @@
 -- It creates the user commands (:Todos, :TodosToggle, :TodosLanguage, :TodosInstall,
 -- through rpiv_todo.nvim.commands), which load the editor front end (lua/rpiv_todo/nvim/,
 -- and with it the native core) on first use, and registers one small listener on the
--- session layer: on the first tool call of any session it attaches
+-- session layer: on the first session event of any session (a tool call, a new turn, a
+-- replay; a chat front end registering does not count) it attaches
 -- the front end (panel, autocmds, highlight groups, collapse key), hands it that first
 -- event (so the panel shows that call's session) and removes itself. Nothing native is
 -- loaded until then, so a missing build only shows up when the tool is used. It also
@@ -21,20 +22,21 @@ require("rpiv_todo.nvim.commands").create()
 
 local done, stop = false, nil
 stop = require("rpiv_todo.session").listen(function(event, id)
-  if done then
+  -- A chat front end registering (at chat creation) is no tool call yet.
+  if done or event == "chat" then
     return
   end
   done = true
   -- Removing a listener while the session layer walks its list would skip the next
   -- one, so the removal waits for the main loop.
   vim.schedule(stop)
-  local nv = require("rpiv_todo.nvim")
+  local frontend = require("rpiv_todo.nvim.frontend")
   -- attach() adds the front end's own listeners; they start with the next event, so
   -- this one is handed over by hand.
-  local attached = nv.attached()
-  nv.attach()
+  local attached = frontend.attached()
+  require("rpiv_todo.nvim.setup").attach()
   if not attached then
-    nv.session_event(event, id)
+    frontend.session_event(event, id)
   end
 end)
 

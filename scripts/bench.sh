@@ -4,11 +4,16 @@
 # handle (and, drawn every time, with the budget changing between renders), the live paint
 # per tool call -- under LuaJIT and Lua 5.4, each with the loadable
 # module built for that interpreter, side by side with the plain-Lua anchor measured in
-# the same process (interleaved repetitions, best and median of each); then Neovim's startup with and
-# without the plugin (scripts/bench-startup.sh). Prints figures; asserts nothing.
+# the same process (interleaved repetitions, best and median of each); then one tool call
+# through the Neovim front end with the panel painted, normal and codecompanion strict form
+# (bench/front_end_nvim.lua; RPIV_BENCH_BASE=<git revision> runs it against that revision
+# too); the shared list file's rows; then Neovim's startup with and without the plugin
+# (scripts/bench-startup.sh). Prints figures; asserts nothing.
 #
 #   scripts/bench.sh [runs]     (runs: interleaved repetitions per row; default 5)
 #   RPIV_BENCH_FLAVOURS=luajit scripts/bench.sh    (one interpreter only)
+#   RPIV_BENCH_BASE=main scripts/bench.sh          (the front-end rows against main too)
+#   scripts/bench.sh --front-end                  (those rows only)
 #
 # The anchor (todo.lua, overlay.lua) is read from $RPIV_ANCHOR, default ../shared/bench/anchor
 # beside the repository; without it the comparison is skipped (said so) and the module's
@@ -17,6 +22,57 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
+# One tool call through the Neovim front end, panel painted: `require("rpiv_todo.nvim")
+# .execute` and the codecompanion adapter's strict form (bench/front_end_nvim.lua). With
+# RPIV_BENCH_BASE=<git revision> the same rows run against that revision's Lua (exported to a
+# scratch folder, with this build's core), interleaved in this run, best median of 5 each.
+front_end_rows() {
+    local nvim=$1 base_dir="" root label out rounds=5 i
+    if [[ -n ${RPIV_BENCH_BASE:-} ]]; then
+        base_dir=$(mktemp -d)
+        git -C "$ROOT" archive "$RPIV_BENCH_BASE" lua plugin | tar -x -C "$base_dir"
+        cp "$ROOT/target/lua-luajit/rpiv_todo/core.so" "$base_dir/lua/rpiv_todo/core.so"
+    fi
+    out=$(mktemp)
+    for ((i = 0; i < rounds; i++)); do
+        for root in ${base_dir:+"$base_dir"} "$ROOT"; do
+            label=this
+            [[ $root == "$base_dir" ]] && label="$RPIV_BENCH_BASE"
+            RPIV_BENCH_LABEL=$label XDG_STATE_HOME=$(mktemp -d) "$nvim" --headless -u NONE -i NONE \
+                --noplugin -c "set rtp^=$root" -c "luafile $ROOT/bench/front_end_nvim.lua" >>"$out" 2>&1
+        done
+    done
+    echo "$(nvim_version "$nvim"): one tool call, panel painted (best of $rounds runs, µs; the mean counts garbage collection):"
+    awk '$1 == "front_end" {
+            split($4, m, "="); split($5, a, "="); key = $3 " " $2
+            if (!(key in med) || m[2] + 0 < med[key]) med[key] = m[2] + 0
+            if (!(key in mean) || a[2] + 0 < mean[key]) mean[key] = a[2] + 0
+        }
+        END { for (k in med) printf "  %-40s median %8.1f   mean %8.1f\n", k, med[k], mean[k] }' "$out" | sort
+    rm -f "$out"
+    [[ -n $base_dir ]] && rm -rf "$base_dir"
+    return 0
+}
+
+nvim_version() {
+    "$1" --version | head -n 1
+}
+
+# Every Neovim's front-end rows, with the LuaJIT build in place for them.
+front_end_all() {
+    local nvim
+    scripts/build-module.sh luajit "$ROOT/target/lua-luajit/rpiv_todo/core.so" >/dev/null
+    cp "$ROOT/target/lua-luajit/rpiv_todo/core.so" "$ROOT/lua/rpiv_todo/core.so"
+    for nvim in /usr/bin/nvim ${NVIM_NEW:-}; do
+        [[ -x $nvim ]] || continue
+        front_end_rows "$nvim"
+    done
+}
+
+if [[ ${1:-} == --front-end ]]; then
+    front_end_all
+    exit 0
+fi
 runs=${1:-5}
 anchor=${RPIV_ANCHOR:-$ROOT/../shared/bench/anchor}
 if [[ -f $anchor/todo.lua && -f $anchor/overlay.lua ]]; then
@@ -43,6 +99,8 @@ for nvim in /usr/bin/nvim ${NVIM_NEW:-}; do
     XDG_STATE_HOME=$(mktemp -d) "$nvim" --headless -u NONE -i NONE --noplugin \
         -c "set rtp^=$ROOT" -c "luafile $ROOT/bench/shared_nvim.lua"
 done
+
+front_end_all
 
 # The MCP server on a shared list of 10,000 tasks, as an agent calls it (stdio JSON-RPC).
 if cargo build --quiet --release -p rpiv_todo_mcp; then

@@ -40,8 +40,9 @@ local WIDTH = 78
 --                                             function of another table, e.g. a method;
 --                                             `show = "core.save"` the name the signature shows)
 --   { text = "<helptext id>", indent = n }    a free-standing text block
---   { setup = "<module>.setup", class = "<class>", fields = { ... } }
---                                             setup(): tag, signature, prose, one row per field
+--   { setup = "<module>.setup", classes = { "<class>", ... }, fields = { ... } }
+--                                             setup(): tag, signature, prose, one row per
+--                                             field (looked up in the classes in order)
 local REGIONS = {
   {
     first = "*rpiv_todo.setup()*",
@@ -50,14 +51,14 @@ local REGIONS = {
       {
         setup = "rpiv_todo.setup",
         call = 'require("rpiv_todo").setup({opts})',
-        class = "rpiv_todo.SetupOptions",
-        fields = { "guidance", "max_widget_lines", "collapse_key", "locale", "overlay" },
-      },
-      {
-        setup = "rpiv_todo.nvim.setup",
-        call = 'require("rpiv_todo.nvim").setup({opts})',
-        class = "rpiv_todo.NvimOptions",
+        -- The tool's own options, then the editor's (known in Neovim only).
+        classes = { "rpiv_todo.SetupOptions", "rpiv_todo.NvimOptions" },
         fields = {
+          "guidance",
+          "max_widget_lines",
+          "collapse_key",
+          "locale",
+          "overlay",
           "position",
           "border",
           "winblend",
@@ -73,6 +74,7 @@ local REGIONS = {
           "persist_max_age_days",
         },
       },
+      { text = "rpiv_todo-setup-alias", tag = "rpiv_todo.nvim.setup()", indent = 4 },
     },
   },
   {
@@ -107,7 +109,6 @@ local REGIONS = {
       { fn = "rpiv_todo.nvim.register_chat" },
       { fn = "rpiv_todo.nvim.replay" },
       { fn = "rpiv_todo.nvim.foreground" },
-      { fn = "rpiv_todo.nvim.pinned" },
       { fn = "rpiv_todo.nvim.follow" },
       { fn = "rpiv_todo.nvim.edit" },
       { text = "RpivTodoUserEdit", tag = "RpivTodoUserEdit", title = "User RpivTodoUserEdit" },
@@ -116,13 +117,8 @@ local REGIONS = {
       { fn = "rpiv_todo.nvim.toggle" },
       { fn = "rpiv_todo.nvim.hide" },
       { fn = "rpiv_todo.nvim.show" },
-      { fn = "rpiv_todo.nvim.set_expanded" },
       { fn = "rpiv_todo.nvim.todos" },
-      { fn = "rpiv_todo.nvim.refresh" },
       { fn = "rpiv_todo.nvim.window" },
-      { fn = "rpiv_todo.nvim.collapsed" },
-      { fn = "rpiv_todo.nvim.attach" },
-      { fn = "rpiv_todo.nvim.detach" },
       {
         text = "rpiv_todo-listen-errors",
         tag = "rpiv_todo-listen-errors",
@@ -488,9 +484,9 @@ function H.render_entry(db, entry)
     add(H.wrap(block.prose, entry.indent or 4))
   elseif entry.setup then
     local fn = H.find_fn(db, entry.setup)
-    local class = db.classes[entry.class]
-    if class == nil then
-      H.die("no `---@class " .. entry.class .. "` under lua/")
+    local classes = {}
+    for i, name in ipairs(entry.classes) do
+      classes[i] = db.classes[name] or H.die("no `---@class " .. name .. "` under lua/")
     end
     out[#out + 1] = H.tag_line(entry.setup .. "()")
     out[#out + 1] = entry.call
@@ -498,9 +494,12 @@ function H.render_entry(db, entry)
     out[#out + 1] = ""
     local seen = {}
     for _, name in ipairs(entry.fields) do
-      local field = class[name]
+      local field = nil
+      for _, class in ipairs(classes) do
+        field = field or class[name]
+      end
       if field == nil then
-        H.die(entry.class .. " has no field " .. name)
+        H.die("none of " .. table.concat(entry.classes, ", ") .. " has a field " .. name)
       end
       seen[name] = true
       local body = H.wrap(field.prose, 22)
@@ -512,9 +511,11 @@ function H.render_entry(db, entry)
       end
       add(body)
     end
-    for name, field in pairs(class) do
-      if not seen[name] then
-        H.die(entry.class .. "." .. name .. " (" .. field.where .. ") is missing from the help's field list")
+    for i, class in ipairs(classes) do
+      for name, field in pairs(class) do
+        if not seen[name] then
+          H.die(entry.classes[i] .. "." .. name .. " (" .. field.where .. ") is missing from the help's field list")
+        end
       end
     end
   else

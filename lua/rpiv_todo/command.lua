@@ -123,7 +123,7 @@ function M.todos(source, opts)
   if opts ~= nil and opts.interactive == false then
     return H.t("todos-noninteractive"), "error"
   end
-  local groups, counts = M.group(common.state_of(source, "todos"))
+  local groups, counts = M.group(require("rpiv_todo.session").state_of(source, "todos"))
   if counts.total == 0 then
     return H.t("todos-empty"), "info"
   end

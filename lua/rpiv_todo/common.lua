@@ -3,13 +3,10 @@
 --   * `num(n)`: an id or a count as text (integers without Lua 5.4's ".0");
 --   * `glyphs()`: the status glyphs a person sees (overlay rows, /todos, the call log);
 --   * `defaults`: the UI option defaults setup(), the overlay and the editor glue agree on;
---   * `state_of(source, what)`: a snapshot from a state, a session or the foreground session;
 --   * `core()`: the native core, required on first use and remembered;
 --   * `add_listener(list, fn)`: append `fn` to a listener list, get back its remover;
 --   * `got(value)`: `got <type> <value>`, what an error message says it was handed;
---   * `clip(text, width)`: no more of a long text than a `width`-column line can show;
---   * `check_options(opts, names, checks, prefix)`: the one options checker of both
---     setup()s (rpiv_todo and rpiv_todo.nvim), so their messages read alike.
+--   * `clip(text, width)`: no more of a long text than a `width`-column line can show.
 -- Plain Lua (5.1, 5.4, LuaJIT); no native call, so setup() can use it before the core loads
 -- (`core()` loads the core only when a caller first asks for it).
 
@@ -63,24 +60,6 @@ function M.num(n)
   return tostring(n)
 end
 
----A snapshot from a state table, a session (anything with `:state()`), or nil for the
----foreground session. Anything else raises `(rpiv_todo) <what>: expected ...`.
----@param source any
----@param what string the caller's name in the error
----@return rpiv_todo.State
-function M.state_of(source, what)
-  if source == nil then
-    return require("rpiv_todo.session").foreground():state()
-  end
-  if type(source) == "table" and type(source.state) == "function" then
-    return source:state()
-  end
-  if type(source) ~= "table" then
-    error("(rpiv_todo) " .. what .. ": expected a state { tasks, nextId }, a session or nil, got " .. type(source), 0)
-  end
-  return source
-end
-
 ---The native core (`rpiv_todo.native`), required on the first call and remembered, so a
 ---module that uses it only now and then does not load it at require time.
 ---@return table
@@ -109,10 +88,6 @@ function M.add_listener(listeners, fn)
   end
 end
 
----`got <type> <value>`, what an error message adds after what it expected (strings
----quoted, numbers and booleans written out, other values by type only).
----@param value any
----@return string
 ---No more of `text` than a line `width` columns wide can show, cut at a character
 ---boundary: a column takes at most 4 bytes of UTF-8, and 64 bytes more leave room for
 ---escapes that sanitizing drops. Sanitizing, measuring and cutting a 100 KB subject for
@@ -139,63 +114,8 @@ function M.clip(text, width)
   return text:sub(1, n)
 end
 
-function M.got(value)
-  local kind = type(value)
-  if kind == "string" then
-    return "got string " .. string.format("%q", value)
-  elseif kind == "number" or kind == "boolean" then
-    return "got " .. kind .. " " .. tostring(value)
-  end
-  return "got " .. kind
-end
-
----The one options checker of `require("rpiv_todo").setup()` and
----`require("rpiv_todo.nvim").setup()`. `opts` is the table handed to setup (nil: none);
----`names` lists every known key in the order they are checked; `checks[name](value)`
----returns nil when the value is fine, else what was expected ("expected a boolean").
----Values are checked only when present, unless the key is in `nil_checked`. Raises,
----before anything changes:
----  `(rpiv_todo) <prefix><key>: expected …, got <type> <value>` for a wrong value,
----  `(rpiv_todo) <prefix><key>: unknown option (expected <names>)` for an unknown key,
----  `(rpiv_todo) <prefix>setup: expected a table of options, got …` for anything but a table.
----Keys without a check pass here (their setup checks them itself). Returns `opts`, or an
----empty table for nil.
----@param opts any
----@param names string[]
----@param checks table<string, fun(value: any): string|nil>
----@param prefix? string put before every key ("nvim.")
----@param nil_checked? table<string, boolean> keys whose check also sees nil
----@return table
-function M.check_options(opts, names, checks, prefix, nil_checked)
-  prefix = prefix or ""
-  if opts == nil then
-    return {}
-  end
-  if type(opts) ~= "table" then
-    error("(rpiv_todo) " .. prefix .. "setup: expected a table of options, " .. M.got(opts), 0)
-  end
-  local known = {}
-  for _, name in ipairs(names) do
-    known[name] = true
-  end
-  for k in pairs(opts) do
-    if not known[k] then
-      error(
-        "(rpiv_todo) " .. prefix .. tostring(k) .. ": unknown option (expected " .. table.concat(names, ", ") .. ")",
-        0
-      )
-    end
-  end
-  for _, k in ipairs(names) do
-    local v, check = opts[k], checks[k]
-    if check ~= nil and (v ~= nil or (nil_checked ~= nil and nil_checked[k])) then
-      local problem = check(v)
-      if problem ~= nil then
-        error("(rpiv_todo) " .. prefix .. k .. ": " .. problem .. ", " .. M.got(v), 0)
-      end
-    end
-  end
-  return opts
-end
+---`got <type> <value>`, what an error message adds after what it expected
+---(rpiv_todo.options_check.got).
+M.got = require("rpiv_todo.options_check").got
 
 return M

@@ -187,7 +187,7 @@ function H.check_locale(report)
   report.start("rpiv_todo: locale")
   local i18n = require("rpiv_todo.i18n")
   -- What the overlay and :Todos will use: v:lang is handed to the chain first.
-  local ok, locale = pcall(require("rpiv_todo.nvim").use_editor_locale)
+  local ok, locale = pcall(require("rpiv_todo.nvim.frontend").use_editor_locale)
   if not ok then
     report.error("the locale could not be resolved: " .. tostring(locale))
     return
@@ -225,7 +225,7 @@ function H.check_config(report)
     report.error("the tool spec does not build: " .. tostring(spec))
   end
 
-  local nv = require("rpiv_todo.nvim")
+  local nv = require("rpiv_todo.nvim.frontend")
   local c = nv.config
   report.info(
     "panel: position "

@@ -105,4 +105,40 @@ function M.locales()
   return H.core().locales()
 end
 
+---`require("rpiv_todo").set_locale(code, opts)`: switch to a known locale (and with
+---`{ persist = true }` save it); true, or nil and why not.
+---@param code string
+---@param opts? { persist?: boolean }
+---@return true|nil ok
+---@return string|nil err
+function M.switch(code, opts)
+  opts = require("rpiv_todo.options_check").check(opts, {
+    prefix = "set_locale.",
+    names = { "persist" },
+    checks = {
+      persist = function(v)
+        if type(v) ~= "boolean" then
+          return "expected a boolean"
+        end
+      end,
+    },
+    not_table = "set_locale: expected a table of options { persist = boolean } or nil",
+  })
+  local persist = opts.persist == true
+  local i18n = M
+  local known = false
+  for _, c in ipairs(i18n.locales()) do
+    known = known or c == code
+  end
+  if not known then
+    local shown = type(code) == "string" and string.format("%q", code) or tostring(code)
+    return nil, "unknown locale " .. shown .. " (expected one of " .. table.concat(i18n.locales(), ", ") .. ")"
+  end
+  i18n.set_locale(code)
+  if persist then
+    return i18n.save_locale(code)
+  end
+  return true
+end
+
 return M

@@ -31,11 +31,9 @@ function M.root()
   end
   local path = source:sub(2)
   if path:sub(1, 1) ~= "/" and not path:match("^%a:[/\\]") then
-    -- Relative to the working directory. No vim.fn here: the loader may run inside a
-    -- libuv callback, where Vimscript functions are not allowed.
-    local vim = rawget(_G, "vim")
-    local uv = vim ~= nil and (vim.uv or vim.loop) or nil
-    local cwd = uv and uv.cwd() or os.getenv("PWD")
+    -- Relative to the working directory (rpiv_todo.host asks libuv in Neovim: the loader
+    -- may run inside a libuv callback, where Vimscript functions are not allowed).
+    local cwd = require("rpiv_todo.host").cwd()
     if cwd ~= nil and cwd ~= "" then
       path = cwd .. "/" .. path:gsub("^%./", "")
     end

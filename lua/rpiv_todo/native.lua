@@ -4,7 +4,7 @@
 -- whichever module a host loads first. Returns the core table itself.
 --
 -- A missing build names the plugin's absolute path and the exact command that builds it
--- for the running interpreter. Outside Neovim that is an error. Inside Neovim it is one
+-- for the running interpreter. Outside an editor that is an error. In Neovim (rpiv_todo.host) it is one
 -- notification instead, and the module loads with a stand-in core whose functions raise
 -- that short message when used: `require("rpiv_todo").setup({})` in a config then does
 -- not stop the rest of the config with a traceback, and :checkhealth rpiv_todo still
@@ -47,11 +47,8 @@ function H.root()
   if path == nil then
     return "<the plugin's folder>"
   end
-  local vim = rawget(_G, "vim")
-  if vim ~= nil and type(vim.fn) == "table" then
-    path = vim.fn.fnamemodify(path, ":p")
-  elseif path:sub(1, 1) ~= "/" and not path:match("^%a:[/\\]") then
-    local cwd = os.getenv("PWD")
+  if path:sub(1, 1) ~= "/" and not path:match("^%a:[/\\]") then
+    local cwd = require("rpiv_todo.host").cwd()
     if cwd ~= nil and cwd ~= "" then
       path = cwd .. "/" .. path:gsub("^%./", "")
     end
@@ -99,6 +96,46 @@ function H.mismatch(found, where)
     .. M.build_command()
 end
 
+---The short form of a load failure, for a person in an editor: the fix first, the cause
+---in one line.
+---@param cause string
+---@param mismatch boolean the module is of another version (its message is short already)
+---@return string
+function H.short(cause, mismatch)
+  if mismatch then
+    return cause
+  end
+  local short = "(rpiv_todo) core: the native module is not built. Install it with :TodosInstall,"
+    .. " or build it with\n  "
+    .. M.build_command()
+    .. "\n(needs cargo; :checkhealth rpiv_todo says more)"
+  local reason = H.reason(cause)
+  if reason ~= nil then
+    short = short .. "\nCause: " .. reason
+  end
+  return short
+end
+
+---A core whose every function raises `short`, and whose value exports (array_mt, flavour)
+---raise as soon as they are read: a stand-in value would fail later with an error about
+---something else (setmetatable, say).
+---@param short string
+---@param null any the host's JSON null
+---@return table
+function H.stand_in(short, null)
+  local function missing()
+    error(short, 0)
+  end
+  return setmetatable({ version = M.VERSION, missing = short, null = null }, {
+    __index = function(_, key)
+      if H.VALUE_EXPORTS[key] then
+        missing()
+      end
+      return missing
+    end,
+  })
+end
+
 local ok, core, stale, broken
 -- Already loaded, or preloaded by a Rust host: that one; else the installed module first
 -- (what :TodosInstall put in place), then the search paths (a build at
@@ -132,34 +169,12 @@ end
 if not ok then
   local cause = tostring(core)
   local mismatch = cause:find("Lua scripts are version", 1, true) ~= nil
-  local vim = rawget(_G, "vim")
-  if vim ~= nil and type(vim.notify) == "function" then
-    local short = cause
-    if not mismatch then
-      short = "(rpiv_todo) core: the native module is not built. Install it with :TodosInstall,"
-        .. " or build it with\n  "
-        .. M.build_command()
-        .. "\n(needs cargo; :checkhealth rpiv_todo says more)"
-      local reason = H.reason(cause)
-      if reason ~= nil then
-        short = short .. "\nCause: " .. reason
-      end
-    end
-    vim.notify(short, vim.log.levels.ERROR, { title = "rpiv_todo" })
-    local function missing()
-      error(short, 0)
-    end
-    -- Everything the scripts use raises the same short message: a function when called,
-    -- a value export (array_mt, flavour) as soon as it is read, since a stand-in value
-    -- would fail later with an error about something else (setmetatable, say).
-    return setmetatable({ version = M.VERSION, missing = short, null = vim.NIL }, {
-      __index = function(_, key)
-        if H.VALUE_EXPORTS[key] then
-          missing()
-        end
-        return missing
-      end,
-    })
+  local host = require("rpiv_todo.host")
+  if host.editor() then
+    -- In an editor the error is shown once and the scripts load with a stand-in core.
+    local short = H.short(cause, mismatch)
+    host.notify(short, "error")
+    return H.stand_in(short, host.null())
   end
   if mismatch then
     error(cause, 0)

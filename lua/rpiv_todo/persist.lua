@@ -1,7 +1,7 @@
 -- rpiv_todo.persist: each session's list kept in a file, for hosts that keep no history
 -- (an editor restarted without its chat). Plain Lua; the host says where the files go and
 -- what keeps lists apart (the working directory). The Neovim front end drives it with
--- `require("rpiv_todo.nvim").setup({ persist = true })` (rpiv_todo/nvim/persist.lua).
+-- `require("rpiv_todo").setup({ persist = true })` in Neovim (rpiv_todo/nvim/persist.lua).
 --
 --   local persist = require("rpiv_todo.persist")
 --   persist.enable({ dir = "/home/me/.local/state/nvim/rpiv_todo", key = "/home/me/project" })
@@ -76,12 +76,6 @@ H.stop = nil -- removes the session listener
 ---@return table
 function H.session()
   return require("rpiv_todo.session")
-end
-
----@param key string
----@param expected string
-function H.fail(key, expected)
-  error("(rpiv_todo) persist." .. key .. ": " .. expected, 0)
 end
 
 -- ---------------------------------------------------------------------------
@@ -341,6 +335,30 @@ function H.forget(id)
   end
 end
 
+-- The checks of enable()'s options (rpiv_todo.options_check): nil when fine.
+H.ENABLE_CHECKS = {
+  dir = function(v)
+    if type(v) ~= "string" or v == "" then
+      return "expected the path of an existing directory"
+    end
+  end,
+  key = function(v)
+    if type(v) ~= "function" and (type(v) ~= "string" or v == "") then
+      return "expected a non-empty string or a function returning one"
+    end
+  end,
+  on_error = function(v)
+    if type(v) ~= "function" then
+      return "expected a function or nil"
+    end
+  end,
+  wait_ms = function(v)
+    if type(v) ~= "number" or v ~= v or v < 0 or v > 60000 then
+      return "expected a number of milliseconds from 0 to 60000, or nil"
+    end
+  end,
+}
+
 ---What `persist = true` uses (|rpiv_todo-persist|), for other hosts: keep each
 ---session's list in a file of {opts}.dir, named from {opts}.key and the session id, and
 ---restore it on the session's first use (a replay wins). Every change is one transaction
@@ -350,27 +368,15 @@ end
 ---on_error and wait_ms but keeps every session's fixed file; another directory starts over.
 ---@param opts rpiv_todo.PersistOptions
 function M.enable(opts)
-  if type(opts) ~= "table" then
-    H.fail("enable", "expected a table of options { dir, key, on_error, wait_ms }")
-  end
-  for k in pairs(opts) do
-    if k ~= "dir" and k ~= "key" and k ~= "on_error" and k ~= "wait_ms" then
-      H.fail(tostring(k), "unknown option (expected dir, key, on_error, wait_ms)")
-    end
-  end
-  if type(opts.dir) ~= "string" or opts.dir == "" then
-    H.fail("dir", "expected the path of an existing directory")
-  end
-  if type(opts.key) ~= "function" and (type(opts.key) ~= "string" or opts.key == "") then
-    H.fail("key", "expected a non-empty string or a function returning one")
-  end
-  if opts.on_error ~= nil and type(opts.on_error) ~= "function" then
-    H.fail("on_error", "expected a function or nil")
-  end
+  require("rpiv_todo.options_check").check(opts, {
+    prefix = "persist.",
+    names = { "dir", "key", "on_error", "wait_ms" },
+    checks = H.ENABLE_CHECKS,
+    nil_checked = { dir = true, key = true },
+    required = true,
+    not_table = "persist.enable: expected a table of options { dir, key, on_error, wait_ms }",
+  })
   local wait_ms = opts.wait_ms
-  if wait_ms ~= nil and (type(wait_ms) ~= "number" or wait_ms ~= wait_ms or wait_ms < 0 or wait_ms > 60000) then
-    H.fail("wait_ms", "expected a number of milliseconds from 0 to 60000, or nil")
-  end
   local dir = opts.dir:gsub("(.)/+$", "%1")
   if H.options ~= nil and H.options.dir == dir then
     H.options.key, H.options.on_error = opts.key, opts.on_error

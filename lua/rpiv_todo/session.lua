@@ -43,6 +43,11 @@ function H.core()
   return require("rpiv_todo.native")
 end
 
+---@return table
+function H.compaction()
+  return require("rpiv_todo.session.compaction")
+end
+
 ---@param id any
 ---@param what string
 ---@return string
@@ -92,7 +97,8 @@ function H.report(fn, err, event, id)
   end
   seen[text] = true
   seen.n = seen.n + 1
-  local message = string.format("(rpiv_todo) a todo.listen callback failed on %q (session %q): %s", event, id, text)
+  local message =
+    string.format("(rpiv_todo) a todo.listen callback failed on %q (session %q): %s", event, tostring(id), text)
   local info = { event = event, session = id, error = err, listener = fn }
   local reporters = H.reporters
   for i = 1, #reporters do
@@ -120,11 +126,11 @@ end
 ---@param params table|string the tool arguments, as a table or a JSON string
 ---@return rpiv_todo.Result
 function Session:execute_strict(params)
-  local core = H.core()
-  local result = core.from_strict(params, self.list)
-  -- Listeners get the call in the normal form (what persistence journals and replays);
-  -- a call that cannot be converted was rejected and changed nothing.
-  H.emit("executed", self.id, self, (core.from_strict(params)))
+  local result = H.core().from_strict(params, self.list)
+  -- Listeners get the call as the result echoes it (`details.params`: the normal form the
+  -- core converted it to), without converting it a second time.
+  local details = type(result) == "table" and result.details or nil
+  H.emit("executed", self.id, self, type(details) == "table" and details.params or nil)
   return result
 end
 
@@ -264,113 +270,6 @@ function M.on_session_start(id, entries)
   return M.get(id):replay(entries or {})
 end
 
--- Compaction: the host shortened what the model sees. The list the session holds is what
--- the tool acknowledged; a branch replaces it only when its last todo snapshot is the same
--- list or one that tool calls made after it (see H.newer). What comes back is the list in
--- compact form, for the model's context.
-
--- The statuses the tool's state machine reaches from each status (pending ⇄ in_progress,
--- either → completed, any → deleted; completed only → deleted; deleted is final). Sending
--- the status a task has is allowed.
-H.REACHES = {
-  pending = { pending = true, in_progress = true, completed = true, deleted = true },
-  in_progress = { pending = true, in_progress = true, completed = true, deleted = true },
-  completed = { completed = true, deleted = true },
-  deleted = { deleted = true },
-}
-
----Could tool calls turn list `a` into list `b` without a `clear`? Every task of `a` is in `b`
----(a task leaves a list only through clear: a deleted one stays, as a tombstone) with a
----status the state machine reaches from its own, and `b`'s next id is not smaller.
----@param a rpiv_todo.State
----@param b rpiv_todo.State
----@return boolean
-function H.reaches(a, b)
-  if b.nextId < a.nextId then
-    return false
-  end
-  local status = {}
-  for _, t in ipairs(b.tasks) do
-    status[t.id] = t.status
-  end
-  for _, t in ipairs(a.tasks) do
-    local to = status[t.id]
-    local allowed = H.REACHES[t.status]
-    if to == nil or allowed == nil or not allowed[to] then
-      return false
-    end
-  end
-  return true
-end
-
----Is the branch's snapshot a reason to replace the list the session holds? Yes when it is
----the same list (the replay changes nothing), or when it is provably newer: calls can turn
----the held list into it, and none can turn it back (more tasks or a larger next id, or a
----task further along: completed or deleted where the held list has it open). A branch
----with no todo result (an empty snapshot), an older snapshot, or one that could be either
----(only pending ⇄ in_progress and texts differ) leaves the held list alone: the session has
----run every call the branch holds, so its list is the newest one it knows. An empty held
----list (a session just created) takes any snapshot.
----@param held rpiv_todo.State
----@param branch rpiv_todo.State
----@param held_json string the held list as `list:state_json()` writes it
----@return boolean
-function H.newer(held, branch, held_json)
-  if H.core().list(branch):state_json() == held_json then
-    return true
-  end
-  return H.reaches(held, branch) and not H.reaches(branch, held)
-end
-
--- How the compact form names each status in its counts.
-H.COUNTED = {
-  { "completed", "completed" },
-  { "in_progress", "in progress" },
-  { "pending", "pending" },
-  { "deleted", "deleted" },
-}
-
----The list in compact form, for the model after a compaction: the counts, then each open
----task (in_progress first, then pending) as the tool's `list` shows it: status, id,
----subject, activeForm while in progress, and blockers (`⛓ #1,#2`). English, like
----everything the model reads.
----@param state rpiv_todo.State
----@return string
-function H.compact_text(state)
-  local counts = { pending = 0, in_progress = 0, completed = 0, deleted = 0 }
-  for _, t in ipairs(state.tasks) do
-    counts[t.status] = (counts[t.status] or 0) + 1
-  end
-  local shown = #state.tasks - counts.deleted
-  local parts = {}
-  for _, c in ipairs(H.COUNTED) do
-    if counts[c[1]] > 0 then
-      parts[#parts + 1] = counts[c[1]] .. " " .. c[2]
-    end
-  end
-  local lines = {
-    "The todo list as it stands (the conversation before this point was summarized): "
-      .. shown
-      .. (shown == 1 and " task" or " tasks")
-      .. " ("
-      .. table.concat(parts, ", ")
-      .. ").",
-  }
-  local list = H.core().list(state)
-  if counts.in_progress + counts.pending == 0 then
-    lines[#lines + 1] = "No open tasks."
-  else
-    lines[#lines + 1] = "Open tasks:"
-    for _, status in ipairs({ "in_progress", "pending" }) do
-      if counts[status] > 0 then
-        lines[#lines + 1] = list:apply({ action = "list", status = status }).content[1].text
-      end
-    end
-  end
-  lines[#lines + 1] = "Keep using these ids with the todo tool; `list` shows every task."
-  return table.concat(lines, "\n")
-end
-
 ---@class rpiv_todo.CompactionMessage
 ---@field role "toolResult"
 ---@field toolName "todo"
@@ -400,7 +299,7 @@ function M.on_compaction(id, entries)
   local branch, held = core.replay(entries or {}), session:state()
   -- Nothing held and nothing on the branch: no replay (it would only announce an empty list).
   local empty = #held.tasks == 0 and #branch.tasks == 0
-  if not empty and H.newer(held, branch, session.list:state_json()) then
+  if not empty and H.compaction().newer(held, branch, session.list:state_json()) then
     session:replay(entries or {})
   end
   local state = session:state()
@@ -410,9 +309,78 @@ function M.on_compaction(id, entries)
   return {
     role = "toolResult",
     toolName = "todo",
-    content = { { type = "text", text = H.compact_text(state) } },
+    content = { { type = "text", text = H.compaction().compact_text(state) } },
     details = { tasks = state.tasks, nextId = state.nextId },
   }
+end
+
+---A snapshot from a state table, a session (anything with `:state()`), or nil for the
+---foreground session. Anything else raises `(rpiv_todo) <what>: expected ...`.
+---@param source any
+---@param what string the caller's name in the error
+---@return rpiv_todo.State
+function M.state_of(source, what)
+  if source == nil then
+    return M.foreground():state()
+  end
+  if type(source) == "table" and type(source.state) == "function" then
+    return source:state()
+  end
+  if type(source) ~= "table" then
+    error("(rpiv_todo) " .. what .. ": expected a state { tasks, nextId }, a session or nil, got " .. type(source), 0)
+  end
+  return source
+end
+
+-- Chat front ends (adapters) and what they tell a UI: which session each chat buffer
+-- shows, and when a new turn starts. Both are session events, so an adapter needs no
+-- front end: a UI that listens (the Neovim panel) follows them.
+
+-- name -> fun(bufnr): id|nil, the chat front ends that said which session a buffer shows.
+---@type table<string, fun(bufnr: integer): string|nil>
+H.chats = {}
+
+---Let a chat front end name the session of its chat buffers: `lookup(bufnr)` returns the
+---session id of the chat in that buffer, or nil for a buffer that is not one of its
+---chats (nil {lookup} removes the front end's). Listeners hear `("chat", name)`.
+---@param name string the front end ("codecompanion", "avante", ...)
+---@param lookup fun(bufnr: integer): string|nil
+function M.register_chat(name, lookup)
+  if type(name) ~= "string" or (lookup ~= nil and type(lookup) ~= "function") then
+    error("(rpiv_todo) register_chat: expected a name and a function(bufnr) or nil", 0)
+  end
+  H.chats[name] = lookup
+  H.emit("chat", name, nil)
+end
+
+---The session of the chat shown in buffer `bufnr`, when a chat front end knows it.
+---@param bufnr integer
+---@return string|nil
+function M.chat_session(bufnr)
+  for _, lookup in pairs(H.chats) do
+    local ok, id = pcall(lookup, bufnr)
+    if ok and type(id) == "string" and id ~= "" then
+      return id
+    end
+  end
+  return nil
+end
+
+---Does any chat front end name the sessions of its buffers?
+---@return boolean
+function M.has_chats()
+  return next(H.chats) ~= nil
+end
+
+---A new agent turn began in session {id} (nil: in every session). Listeners hear
+---`("turn_started", id)` (id nil for every session): a UI hides the completed tasks it
+---already showed.
+---@param id? string
+function M.turn_started(id)
+  if id ~= nil then
+    id = H.check_id(id, "turn_started")
+  end
+  H.emit("turn_started", id, nil)
 end
 
 ---@param id string
@@ -446,7 +414,9 @@ end
 ---Listen to session events: fn(event, id, session, params) with event one of "executed"
 ---(params: the call's arguments, a table or JSON text), "replayed", "loaded"
 ---(session:load), "reloaded" (another program changed the list's file), "shutdown",
----"foreground". Returns a function that removes the listener.
+---"foreground", "turn_started" (id nil: every session) and "chat" (id: the chat front
+---end that registered, see register_chat; no session). Returns a function that removes
+---the listener.
 ---A listener runs protected: if it raises, the call that emitted the event still
 ---succeeds, the listeners after it still run, and the error goes to the reporters of
 ---`on_listener_error` (once per listener and message).
@@ -477,7 +447,8 @@ function M.on_listener_error(fn)
 end
 
 ---Drop every session, listener and error reporter (tests; a host reloading its config
----from scratch).
+---from scratch). The chat front ends' registrations stay: each registers once, when its
+---tool is made.
 function M.reset()
   H.sessions = {}
   H.foreground = M.DEFAULT_ID

@@ -5,7 +5,7 @@ local M = {}
 
 ---@alias rpiv_todo.Status "pending"|"in_progress"|"completed"|"deleted"
 ---@alias rpiv_todo.Action "create"|"update"|"list"|"get"|"delete"|"clear"
----@alias rpiv_todo.SessionEvent "executed"|"replayed"|"loaded"|"reloaded"|"shutdown"|"foreground"
+---@alias rpiv_todo.SessionEvent "executed"|"replayed"|"loaded"|"reloaded"|"shutdown"|"foreground"|"turn_started"|"chat"
 
 ---@class rpiv_todo.Task
 ---@field id integer
@@ -88,7 +88,7 @@ local M = {}
 ---@field glyphs? table<string, string>
 ---@field theme? table|string
 
----@class rpiv_todo.SetupOptions
+---@class rpiv_todo.SetupOptions: rpiv_todo.NvimOptions
 ---Prompt text the model reads: a table `{ prompt_snippet = string,
 ---prompt_guidelines = {...} }` (the list replaces the defaults whole) or a
 ---function(defaults) returning one.

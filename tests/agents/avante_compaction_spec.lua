@@ -86,7 +86,7 @@ function H.setup(server, persist)
   todo.setup({ locale = "en" })
   vim.cmd("runtime plugin/rpiv_todo.lua")
   if persist then
-    require("rpiv_todo.nvim").setup({ persist = true })
+    todo.setup({ locale = "en", persist = true })
   end
   require("avante").setup({
     provider = "openai",

@@ -87,7 +87,7 @@ function H.setup(server, persist, responses)
   todo.setup({ locale = "en" })
   vim.cmd("runtime plugin/rpiv_todo.lua")
   if persist then
-    require("rpiv_todo.nvim").setup({ persist = true })
+    todo.setup({ locale = "en", persist = true })
   end
   local cc = require("codecompanion")
   cc.setup({

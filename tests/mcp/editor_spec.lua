@@ -17,9 +17,8 @@ vim.fn.mkdir(H.project, "p")
 vim.cmd("cd " .. vim.fn.fnameescape(H.project))
 
 vim.cmd("runtime plugin/rpiv_todo.lua")
-require("rpiv_todo").setup({ locale = "en" })
+require("rpiv_todo").setup({ locale = "en", persist = true })
 local nv = require("rpiv_todo.nvim")
-nv.setup({ persist = true })
 
 ---The panel's text ("" while hidden).
 function H.panel()

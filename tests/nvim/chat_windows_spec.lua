@@ -23,7 +23,7 @@ T.test("an adapter file on 'runtimepath' adds its chat filetypes; a broken one i
   )
   vim.fn.writefile({ 'error("broken adapter")' }, dir .. "/lua/rpiv_todo/adapters/broken_agent.lua")
   vim.opt.rtp:append(dir)
-  local fts = require("rpiv_todo.adapters.common").chat_filetypes()
+  local fts = require("rpiv_todo.nvim.options").chat_filetypes()
   vim.opt.rtp:remove(dir)
   vim.fn.delete(dir, "rf")
   local fake, before = {}, #require("rpiv_todo.nvim").defaults.exclude.filetypes - 7

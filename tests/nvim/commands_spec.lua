@@ -226,7 +226,7 @@ T.test(":TodosToggle on an empty list says so and leaves the next list expanded"
   vim.cmd("TodosToggle")
   T.eq(#H.notes, 1, "feedback")
   T.eq(H.notes[1].msg, require("rpiv_todo.i18n").t("todos-empty"), "the empty-list wording")
-  T.eq(nv.collapsed(), false, "not collapsed")
+  T.eq(require("rpiv_todo.nvim.frontend").collapsed(), false, "not collapsed")
   nv.execute({ action = "create", subject = "First" }, { session = "empty" })
   local _, buf = nv.window()
   T.eq(#vim.api.nvim_buf_get_lines(buf, 0, -1, false), 2, "heading and the row, not a collapsed panel")
@@ -296,7 +296,7 @@ T.test("other front-end files add options, :Todos subcommands and commands", fun
   local nv = require("rpiv_todo.nvim")
   local commands = require("rpiv_todo.nvim.commands")
   local applied = {}
-  nv.register_option("keep_it", false, function(v)
+  require("rpiv_todo.nvim.options").register("keep_it", false, function(v)
     if type(v) ~= "boolean" then
       return "expected a boolean"
     end

@@ -18,9 +18,8 @@ vim.notify = function(msg, level)
 end
 
 require("rpiv_todo.nvim.persist").watch_method = os.getenv("RPIV_WATCH") or "auto"
-require("rpiv_todo").setup({ locale = "en" })
+require("rpiv_todo").setup({ locale = "en", persist = true })
 E.nv = require("rpiv_todo.nvim")
-E.nv.setup({ persist = true })
 
 ---Run a tool call in the default session; its reply text.
 function E.call(params)

@@ -55,7 +55,7 @@ T.test("a missing native library is one notification naming the plugin's path an
     vim.cmd("TodosToggle")
     -- The commands attached this copy's front end: take it out again (its autocmds
     -- would outlive the copy).
-    require("rpiv_todo.nvim").detach()
+    require("rpiv_todo.nvim.frontend").detach()
     pcall(vim.api.nvim_del_user_command, "Todos")
     pcall(vim.api.nvim_del_user_command, "TodosToggle")
   end)

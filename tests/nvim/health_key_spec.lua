@@ -58,7 +58,7 @@ T.test(":checkhealth rpiv_todo inside a tmux without extended-keys warns about <
   vim.env.TMUX = socket .. "," .. pid .. ",0" -- what tmux sets inside its panes
   vim.env.TERM = "tmux-256color"
   require("rpiv_todo").setup({ locale = "en" })
-  require("rpiv_todo.nvim").attach()
+  require("rpiv_todo.nvim.frontend").attach()
   vim.cmd("checkhealth rpiv_todo")
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   vim.fn.system({ "tmux", "-S", socket, "kill-server" })

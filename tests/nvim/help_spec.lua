@@ -30,7 +30,7 @@ T.test(":helptags takes the help, and the generated tags are there", function()
     "rpiv_todo-api",
     "rpiv_todo.nvim.execute()",
     "rpiv_todo.nvim.foreground()",
-    "rpiv_todo.nvim.pinned()",
+    "rpiv_todo.nvim.follow()",
     "rpiv_todo.nvim.hide()",
     "rpiv_todo.nvim.last_user_edit()",
     "RpivTodoUserEdit",

@@ -41,17 +41,17 @@ function M.capture_notify(holder)
 end
 
 ---Fresh sessions and a freshly attached front end: detach, forget every session, then
----rpiv_todo.setup(`setup_opts`, default `{ locale = "en" }`) and
----rpiv_todo.nvim.setup(`nvim_opts`, default `{}`).
+---rpiv_todo.setup(`setup_opts`, default `{ locale = "en" }`), and the editor's options
+---`nvim_opts` (default `{}`: every one at its default) put in force with the front end
+---attached (rpiv_todo.nvim.setup.configure, what setup() runs for them).
 ---@param setup_opts? table
 ---@param nvim_opts? table
 function M.fresh(setup_opts, nvim_opts)
   local todo = require("rpiv_todo")
-  local nv = require("rpiv_todo.nvim")
-  nv.detach()
+  require("rpiv_todo.nvim.frontend").detach()
   todo.sessions.reset()
   todo.setup(setup_opts or { locale = "en" })
-  nv.setup(nvim_opts or {})
+  require("rpiv_todo.nvim.setup").configure(nvim_opts or {})
 end
 
 ---A scratch folder (symlinks resolved), removed by M.cleanup().

@@ -82,7 +82,7 @@ T.test("Dim and Muted get grey foregrounds where their links have none, for dark
     vim.cmd("highlight NonText guifg=#4f5258")
     vim.cmd("highlight clear Comment")
     vim.cmd("highlight Comment guifg=#9b9ea4")
-    nv.define_highlights()
+    require("rpiv_todo.nvim.frontend").define_highlights()
     local want = bg == "dark" and { dim = 243, muted = 247 } or { dim = 245, muted = 241 }
     T.eq(H.hl("RpivTodoDim", false).fg, want.dim, bg .. ": Dim's cterm grey")
     T.eq(H.hl("RpivTodoMuted", false).fg, want.muted, bg .. ": Muted's cterm grey")
@@ -92,7 +92,7 @@ T.test("Dim and Muted get grey foregrounds where their links have none, for dark
   -- A target with colours of both kinds is linked as before.
   vim.cmd("highlight clear")
   vim.cmd("highlight NonText guifg=#445566 ctermfg=60")
-  nv.define_highlights()
+  require("rpiv_todo.nvim.frontend").define_highlights()
   T.eq(H.hl("RpivTodoDim", false).fg, 60, "linked: NonText's cterm colour")
   T.eq(vim.fn.execute("highlight RpivTodoDim"):match("links to (%w+)"), "NonText", "a link")
 end)

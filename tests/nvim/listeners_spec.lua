@@ -49,7 +49,7 @@ T.test("a failing listener: the call succeeds, the front end attaches, one WARN 
   T.eq(r1.content[1].text, "Created #1: First (pending)", "first call")
   T.eq(r2.content[1].text, "Created #2: Second (pending)", "second call")
   T.eq(#todo.session("nv"):state().tasks, 2, "two tasks, each created once")
-  T.eq(require("rpiv_todo.nvim").attached(), true, "the plugin's listener after the broken one ran")
+  T.eq(require("rpiv_todo.nvim.frontend").attached(), true, "the plugin's listener after the broken one ran")
   settle()
   local got = failures()
   T.eq(#got, 1, "the same failure twice is shown once")

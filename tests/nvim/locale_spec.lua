@@ -295,14 +295,14 @@ end)
 
 T.test("the editor locale follows v:lang only through the chain: setup{ locale } still wins", function()
   todo.setup({ locale = "uk" })
-  T.eq(nv.use_editor_locale(), "uk", "explicit locale kept")
+  T.eq(require("rpiv_todo.nvim.frontend").use_editor_locale(), "uk", "explicit locale kept")
   vim.cmd("language messages C")
-  nv.refresh()
+  require("rpiv_todo.nvim.frontend").refresh()
   T.eq(todo.locale(), "uk", "still uk after :language messages C")
 end)
 
 T.test("without setup{ locale }, a variable changed while Neovim runs reaches the next paint", function()
-  nv.detach() -- sessions.reset() drops the front end's listeners: attach afresh
+  require("rpiv_todo.nvim.frontend").detach() -- sessions.reset() drops the front end's listeners: attach afresh
   todo.sessions.reset()
   require("rpiv_todo.i18n").reset() -- forget the explicit locale: the chain decides
   nv.setup({})
@@ -310,10 +310,10 @@ T.test("without setup{ locale }, a variable changed while Neovim runs reaches th
   nv.execute({ action = "create", subject = "X" })
   H.same(H.lines(), { "● Tâches (0/1)", "└─ ○ X" }, "French from RPIV_TODO_LOCALE")
   vim.env.RPIV_TODO_LOCALE = "zh_CN.UTF-8"
-  nv.refresh()
+  require("rpiv_todo.nvim.frontend").refresh()
   H.same(H.lines(), { "● 待办 (0/1)", "└─ ○ X" }, "Chinese after the change")
   vim.env.RPIV_TODO_LOCALE = nil
-  nv.refresh()
+  require("rpiv_todo.nvim.frontend").refresh()
   -- `:language messages C` above set $LC_MESSAGES=C: English.
   H.same(H.lines(), { "● Todos (0/1)", "└─ ○ X" }, "English once it is unset")
 end)

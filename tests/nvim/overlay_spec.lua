@@ -204,7 +204,7 @@ T.test(":TodosToggle collapses and expands; the collapse key is mapped to it", f
   )
   vim.cmd("TodosToggle")
   H.same_lines(H.lines(), H.render(), "expanded again")
-  T.eq(nv.mapped_key(), "<C-S-t>", "mapped key")
+  T.eq(require("rpiv_todo.nvim.frontend").mapped_key(), "<C-S-t>", "mapped key")
   T.eq(
     vim.fn.maparg("<C-S-t>", "n") ~= ""
       or vim.fn.hasmapto("TodosToggle") == 1
@@ -216,12 +216,12 @@ T.test(":TodosToggle collapses and expands; the collapse key is mapped to it", f
   T.eq(type(m) == "table" and m.lhs ~= nil, true, "insert-mode mapping exists")
   todo.setup({ locale = "en", collapse_key = "alt+x" })
   nv.execute({ action = "list" })
-  T.eq(nv.mapped_key(), "<M-x>", "remapped after setup")
+  T.eq(require("rpiv_todo.nvim.frontend").mapped_key(), "<M-x>", "remapped after setup")
   T.eq(vim.fn.maparg("<C-S-t>", "n"), "", "old mapping removed")
   todo.setup({ locale = "en", collapse_key = "off" })
   nv.toggle()
   H.same_lines(H.lines(), { "● Todos (0/2)", "└─ :TodosToggle to expand" }, "collapsed with the key off")
-  T.eq(nv.mapped_key(), nil, "nothing mapped when off")
+  T.eq(require("rpiv_todo.nvim.frontend").mapped_key(), nil, "nothing mapped when off")
   nv.toggle()
 end)
 
@@ -239,7 +239,7 @@ T.test("the collapse key maps to Neovim notation; bare characters are not mapped
     { "clear", nil },
   }
   for _, c in ipairs(cases) do
-    T.eq(nv.key_notation(c[1]), c[2], c[1])
+    T.eq(require("rpiv_todo.nvim.frontend").key_notation(c[1]), c[2], c[1])
   end
 end)
 
@@ -360,7 +360,7 @@ T.test("the overlay follows a host-named window", function()
   T.eq(vim.api.nvim_get_current_win(), second, "focus unchanged")
   nv.set_win(nil)
   vim.cmd("close")
-  nv.refresh()
+  require("rpiv_todo.nvim.frontend").refresh()
   T.eq(vim.api.nvim_win_get_config((nv.window())).win, first, "follows the current window again")
 end)
 

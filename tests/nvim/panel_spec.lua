@@ -23,7 +23,7 @@ local nv = require("rpiv_todo.nvim")
 
 ---A fresh front end with `opts` for rpiv_todo.nvim, and one window holding 200 lines.
 function H.reset(opts, setup)
-  nv.detach()
+  require("rpiv_todo.nvim.frontend").detach()
   vim.cmd("silent! tabonly!")
   vim.cmd("silent! only!")
   vim.cmd("enew!")
@@ -173,7 +173,7 @@ T.test("each position puts it in that corner or at that edge", function()
     H.tasks(3)
     -- The cursor on a middle line: out of every edge's way.
     vim.api.nvim_win_set_cursor(0, { 12, 0 })
-    nv.refresh()
+    require("rpiv_todo.nvim.frontend").refresh()
     local f, u = H.boxes()
     if c[2] == "top" then
       T.eq(f.row, u.row, c[1] .. ": top edge")
@@ -272,7 +272,7 @@ T.test("windows of the agent's chat input are excluded by filetype; the option c
   local _, u = H.inside("codecompanion chat")
   T.eq(u.win, editing, "not over the chat")
   vim.bo.filetype = "AvanteInput"
-  nv.refresh()
+  require("rpiv_todo.nvim.frontend").refresh()
   _, u = H.inside("avante input")
   T.eq(u.win, editing, "not over avante's input")
   nv.setup({ exclude = { filetypes = {} } })
@@ -339,7 +339,7 @@ T.test("in a window too short for either edge it shrinks beside the cursor, with
   vim.api.nvim_win_set_cursor(0, { 1, 0 })
   vim.cmd("normal! zt")
   vim.api.nvim_win_set_cursor(0, { 5, 0 }) -- screen row 4 of 10
-  nv.refresh()
+  require("rpiv_todo.nvim.frontend").refresh()
   local f, u = H.clear_of_cursor("short window")
   T.eq(u.height, 10, "window height")
   T.eq(f.row, u.row + 5, "below the cursor")

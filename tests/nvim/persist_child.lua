@@ -38,7 +38,7 @@ local nv = require("rpiv_todo.nvim")
 out.cwd = vim.fn.getcwd()
 
 if role == "write" or role == "read" or role == "replay" or role == "cd" or role == "recent" or role == "prune" then
-  nv.setup({ persist = true })
+  todo.setup({ locale = "en", persist = true })
   -- What the panel shows right after setup, before any tool call.
   local win, buf = nv.window()
   out.panel = win and vim.api.nvim_buf_get_lines(buf, 0, -1, false) or {}
@@ -59,7 +59,7 @@ elseif role == "replay" then
 elseif role == "cd" then
   nv.execute({ action = "create", subject = "Mine" })
   vim.cmd("cd " .. vim.fn.fnameescape(os.getenv("RPIV_OTHER")))
-  nv.setup({ persist = true })
+  todo.setup({ locale = "en", persist = true })
   out.after_cd = {}
   out.after_cd[1] = nv.execute({ action = "list" }).content[1].text
   out.after_cd[2] = nv.execute({ action = "create", subject = "Second" }).content[1].text

@@ -92,7 +92,7 @@ T.test("a session id with a NUL or an escape is shown escaped in :Todos", functi
     T.eq(text, " Todos · chat\\x00one\\x1b[31m ", "the title")
   end
   require("rpiv_todo.nvim.listwin").close()
-  T.eq(nv.shown_id(id), "chat\\x00one\\x1b[31m", "shown_id")
+  T.eq(require("rpiv_todo.nvim.listing").shown_id(id), "chat\\x00one\\x1b[31m", "shown_id")
 end)
 
 T.test("the list window and the panel hold what fits the screen, not 100 KB subjects", function()
@@ -111,7 +111,7 @@ T.test("the list window and the panel hold what fits the screen, not 100 KB subj
   todo.session("long").list:replace({ tasks = tasks, nextId = 201 })
   nv.foreground("long")
   nv.show()
-  nv.refresh()
+  require("rpiv_todo.nvim.frontend").refresh()
   H.notes = {}
   local text = nv.todos()
   local lines = H.list_lines()

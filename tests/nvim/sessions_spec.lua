@@ -41,7 +41,11 @@ function H.todos()
 end
 
 T.test("the first call of a named session paints that session (nothing attached before)", function()
-  T.eq(package.loaded["rpiv_todo.nvim"] == nil or not require("rpiv_todo.nvim").attached(), true, "not attached yet")
+  T.eq(
+    package.loaded["rpiv_todo.nvim"] == nil or not require("rpiv_todo.nvim.frontend").attached(),
+    true,
+    "not attached yet"
+  )
   todo.setup({ locale = "en" })
   -- What an agent plugin does: the tool spec's execute with its chat's session id.
   todo.tool().execute({ action = "create", subject = "Plan chat one" }, { session = "chat-1" })
@@ -56,19 +60,19 @@ T.test("the panel follows the session of the latest tool call", function()
   T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat two" }, "chat-2 after its call")
   nv.execute({ action = "update", id = 1, status = "in_progress" }, { session = "chat-1" })
   T.same(H.panel(), { "● Todos (0/1)", "└─ ◐ Plan chat one" }, "chat-1 after its call")
-  T.eq(nv.pinned(), nil, "nothing pinned")
+  T.eq(require("rpiv_todo.nvim.frontend").pinned(), nil, "nothing pinned")
 end)
 
 T.test("foreground(id) pins a session: calls elsewhere no longer move the panel", function()
   local nv = require("rpiv_todo.nvim")
   nv.foreground("chat-2")
-  T.eq(nv.pinned(), "chat-2", "pinned")
+  T.eq(require("rpiv_todo.nvim.frontend").pinned(), "chat-2", "pinned")
   nv.execute({ action = "create", subject = "Second step" }, { session = "chat-1" })
   T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat two" }, "still chat-2")
   T.eq(H.todos(), "1 pending\n── Pending ──\n  ○ #1 Plan chat two", ":Todos shows the pinned session")
   -- A host pinning through the Lua layer pins too.
   todo.foreground("chat-1")
-  T.eq(nv.pinned(), "chat-1", "pinned through rpiv_todo.foreground")
+  T.eq(require("rpiv_todo.nvim.frontend").pinned(), "chat-1", "pinned through rpiv_todo.foreground")
   nv.execute({ action = "create", subject = "Elsewhere" }, { session = "chat-3" })
   T.eq(H.panel()[1], "● Todos (0/2)", "chat-1 stays")
 end)
@@ -76,11 +80,11 @@ end)
 T.test("foreground(nil) follows again, at once showing the latest call's session", function()
   local nv = require("rpiv_todo.nvim")
   local session = nv.foreground(nil)
-  T.eq(nv.pinned(), nil, "following")
+  T.eq(require("rpiv_todo.nvim.frontend").pinned(), nil, "following")
   T.eq(session.id, "chat-3", "the latest call was in chat-3")
   T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Elsewhere" }, "chat-3's list")
   T.eq(nv.foreground().id, "chat-3", "foreground() only reads")
-  T.eq(nv.pinned(), nil, "and pins nothing")
+  T.eq(require("rpiv_todo.nvim.frontend").pinned(), nil, "and pins nothing")
 end)
 
 T.test("a replay of another session does not take the panel; a tool call does", function()

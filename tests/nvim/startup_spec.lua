@@ -42,7 +42,9 @@ T.test("setup({}) in init.lua loads rpiv_todo alone: no core, tool, overlay or f
     H.RECORD,
     'vim.cmd("qa!")',
   })
-  T.eq(table.concat(loaded, ","), "rpiv_todo", "modules loaded after setup({})")
+  -- rpiv_todo.host is what tells the plain layer it runs in Neovim (the core is then
+  -- checked once startup is over).
+  T.eq(table.concat(loaded, ","), "rpiv_todo,rpiv_todo.host", "modules loaded after setup({})")
 end)
 
 T.test("setup() with the tool's own options still loads no core and no front end", function()
@@ -90,6 +92,17 @@ T.test("once startup is over the core is checked (a missing build would be repor
     'vim.cmd("qa!") end) end)',
   })
   T.contains(table.concat(loaded, ","), "rpiv_todo.native", "the core was loaded after startup")
+end)
+
+T.test("setup() with the editor's options puts the panel in place but loads no adapter yet", function()
+  local loaded = H.child({
+    'require("rpiv_todo").setup({ position = "top-left" })',
+    H.RECORD,
+    'vim.cmd("qa!")',
+  })
+  local text = table.concat(loaded, ",")
+  T.contains(text, "rpiv_todo.nvim.frontend", "the front end is attached")
+  T.eq(text:find("rpiv_todo.adapters", 1, true), nil, "no adapter in " .. text)
 end)
 
 T.finish()

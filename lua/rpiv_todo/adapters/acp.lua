@@ -25,7 +25,7 @@ M.STATUSES = { pending = true, in_progress = true, completed = true }
 ---@param source any a state, a session (anything with :state()), or nil for the foreground session
 ---@return rpiv_todo.State
 function H.state(source)
-  return require("rpiv_todo.common").state_of(source, "acp")
+  return require("rpiv_todo.session").state_of(source, "acp")
 end
 
 H.OPTIONS = {

@@ -331,22 +331,17 @@ end
 ---Inside Neovim, once: a new prompt marks a new turn for the panel (completed tasks fall
 ---away), and the panel shows the list of the chat in the current window.
 function H.listen()
-  local vim_ = rawget(_G, "vim")
-  if H.listening or type(vim_) ~= "table" or type(vim_.api) ~= "table" then
+  if H.listening then
     return
   end
-  H.listening = true
-  local group = vim_.api.nvim_create_augroup("rpiv_todo.avante", { clear = true })
-  vim_.api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = "AvanteInputSubmitted",
-    callback = function()
-      -- The prompt is the chat's first message when the chat is new, and it is not in the
-      -- history yet: a new chat's list does not exist yet, and has nothing to hide.
-      require("rpiv_todo.nvim").turn_started(H.sidebar_session())
-    end,
-  })
-  require("rpiv_todo.adapters.common").register_chat("avante", M.buffer_session)
+  -- The prompt is the chat's first message when the chat is new, and it is not in the
+  -- history yet: a new chat's list does not exist yet, and has nothing to hide.
+  H.listening = require("rpiv_todo.host").on_user_event("rpiv_todo.avante", { "AvanteInputSubmitted" }, function()
+    require("rpiv_todo.adapters.common").turn_started(H.sidebar_session())
+  end)
+  if H.listening then
+    require("rpiv_todo.adapters.common").register_chat("avante", M.buffer_session)
+  end
 end
 
 ---The session a call runs in: the option, else the sidebar's chat, else one per session

@@ -5,11 +5,12 @@
 --   common.restore(id, calls, base)                    -- a restored chat gets its list back
 --   local text, failed = common.outcome(result)       -- a result as the chat reads it
 --   common.register_chat("codecompanion", lookup)     -- its chat buffers' sessions, for the panel
---   common.chat_filetypes()                            -- every adapter's chat windows
+--   common.turn_started(id)                            -- a new turn: a UI hides completed tasks
 --
 -- An adapter for a new agent front end is one file here (plus its spec and a line of
 -- docs): it declares `M.chat_filetypes`, the filetypes of its chat windows, and the Neovim
--- panel keeps off them by default.
+-- panel keeps off them by default. What an adapter tells a UI goes through the session
+-- layer as events; no adapter requires the Neovim front end.
 --
 -- Session ids: a chat's list must be its own. Front ends name chats with `math.random`,
 -- which Neovim never seeds, so the first chat of every editor gets the same number; the ids
@@ -18,23 +19,19 @@
 -- history, so the chat reopened after a restart finds it again (and its saved file, with
 -- persist). Restoring: the reducer is deterministic, so running a chat's completed `todo`
 -- calls again, in order, on the list its history kept last (empty when none) gives back
--- the list the chat had. Plain Lua: the process id comes from `vim.loop` when there is one.
+-- the list the chat had. Plain Lua: the process id comes from rpiv_todo.host.
 
 local M = {}
 local H = {}
 
 H.count = 0
 
----An id for this process: its pid inside Neovim, else the address of a fresh table.
+---An id for this process: its pid (rpiv_todo.host), else the address of a fresh table.
 ---@return string
 function H.process()
-  local vim_ = rawget(_G, "vim")
-  local uv = type(vim_) == "table" and (vim_.uv or vim_.loop) or nil
-  if type(uv) == "table" and type(uv.os_getpid) == "function" then
-    local ok, pid = pcall(uv.os_getpid)
-    if ok and pid ~= nil then
-      return tostring(pid)
-    end
+  local pid = require("rpiv_todo.host").pid()
+  if pid ~= nil then
+    return tostring(pid)
   end
   return (tostring({}):gsub("^table: ", ""))
 end
@@ -124,52 +121,20 @@ function M.outcome(result)
   return text, type(result.details) == "table" and result.details.error ~= nil
 end
 
----Tell the Neovim front end, when there is one, which session each chat buffer of front
----end `name` shows (`lookup(bufnr)` -> id or nil), so the panel follows the chat in the
----current window. Outside Neovim nothing happens.
+---Say which session each chat buffer of front end `name` shows (`lookup(bufnr)` -> id or
+---nil): the session layer's `register_chat`, which a UI that follows chat windows (the
+---Neovim panel) listens to.
 ---@param name string
 ---@param lookup fun(bufnr: integer): string|nil
 function M.register_chat(name, lookup)
-  local ok, nvim = pcall(require, "rpiv_todo.nvim")
-  if ok and type(nvim) == "table" and type(nvim.register_chat) == "function" then
-    nvim.register_chat(name, lookup)
-  end
+  require("rpiv_todo.session").register_chat(name, lookup)
 end
 
--- Files of adapters/ that are not adapters.
-H.NOT_ADAPTERS = { common = true, options = true }
-
----The filetypes of every adapter's chat windows (each adapter's `chat_filetypes`), in the
----adapters' name order; Neovim's panel keeps off them by default. Adapters are found on
----'runtimepath' (lua/rpiv_todo/adapters/*.lua); outside Neovim, or for an adapter that
----fails to load, the list is what could be read.
----@return string[]
-function M.chat_filetypes()
-  local vim_ = rawget(_G, "vim")
-  if type(vim_) ~= "table" or type(vim_.api) ~= "table" then
-    return {}
-  end
-  local names, seen = {}, {}
-  for _, path in ipairs(vim_.api.nvim_get_runtime_file("lua/rpiv_todo/adapters/*.lua", true)) do
-    local name = path:match("([^/\\]+)%.lua$")
-    if name ~= nil and not H.NOT_ADAPTERS[name] and not seen[name] then
-      seen[name] = true
-      names[#names + 1] = name
-    end
-  end
-  table.sort(names)
-  local out = {}
-  for _, name in ipairs(names) do
-    local ok, adapter = pcall(require, "rpiv_todo.adapters." .. name)
-    if ok and type(adapter) == "table" and type(adapter.chat_filetypes) == "table" then
-      for _, ft in ipairs(adapter.chat_filetypes) do
-        if type(ft) == "string" then
-          out[#out + 1] = ft
-        end
-      end
-    end
-  end
-  return out
+---A new turn began in session {id} (nil: every session): the session layer's
+---`turn_started`, which a UI listens to (completed tasks it showed hide).
+---@param id? string
+function M.turn_started(id)
+  require("rpiv_todo.session").turn_started(id)
 end
 
 return M

@@ -84,11 +84,9 @@ end
 ---The working directory's list.
 ---@return string
 function H.cwd_session()
-  local vim_ = rawget(_G, "vim")
-  local ok, cwd = pcall(function()
-    return vim_.fn.getcwd()
-  end)
-  return "mcphub:" .. ((ok and type(cwd) == "string") and cwd or "")
+  local host = require("rpiv_todo.host")
+  local cwd = host.editor() and host.cwd() or nil
+  return "mcphub:" .. (type(cwd) == "string" and cwd or "")
 end
 
 ---The session of a request: the caller's chat when mcphub names it, else the working

@@ -1,14 +1,14 @@
--- rpiv_todo.adapters.options: the one option check every adapter runs on what a user
--- passes to its `tool()` (or, for ACP, `entries()`), so the messages read alike:
+-- rpiv_todo.adapters.options: the option check every adapter runs on what a user passes to
+-- its `tool()` (or, for ACP, `entries()`), through rpiv_todo.options_check:
 --
 --   local opts = require("rpiv_todo.adapters.options").check("avante", user_opts, {
 --     { "session", "a session id string or a function returning one", H.is_session },
 --   })
 --
--- A wrong type or value raises `(rpiv_todo) <adapter>: <key>: expected <what>`; an unknown
--- key raises `(rpiv_todo) <adapter>: <key>: unknown option (expected <keys>)`; anything but
--- a table or nil raises `(rpiv_todo) <adapter>: expected a table of options { <keys> }`.
--- Plain Lua: no `vim.*` here.
+-- A wrong type or value raises `(rpiv_todo) <adapter>: <key>: expected <what>`, an unknown
+-- key names the known ones (the checker's message, with `<adapter>: ` before the key), and
+-- anything but a table or nil raises `(rpiv_todo) <adapter>: expected a table of options
+-- { <keys> }`.
 
 local M = {}
 
@@ -21,33 +21,22 @@ local M = {}
 ---@param known rpiv_todo.AdapterOption[]
 ---@return table
 function M.check(adapter, opts, known)
-  local names = {}
+  local names, checks = {}, {}
   for i, option in ipairs(known) do
-    names[i] = option[1]
-  end
-  local list = table.concat(names, ", ")
-  if opts == nil then
-    return {}
-  end
-  if type(opts) ~= "table" then
-    error("(rpiv_todo) " .. adapter .. ": expected a table of options { " .. list .. " }", 0)
-  end
-  local by_name = {}
-  for _, option in ipairs(known) do
-    by_name[option[1]] = option
-  end
-  for key in pairs(opts) do
-    if by_name[key] == nil then
-      error("(rpiv_todo) " .. adapter .. ": " .. tostring(key) .. ": unknown option (expected " .. list .. ")", 0)
+    local name, what, ok = option[1], option[2], option[3]
+    names[i] = name
+    checks[name] = function(value)
+      if not ok(value) then
+        return "expected " .. what
+      end
     end
   end
-  for _, option in ipairs(known) do
-    local value = opts[option[1]]
-    if value ~= nil and not option[3](value) then
-      error("(rpiv_todo) " .. adapter .. ": " .. option[1] .. ": expected " .. option[2], 0)
-    end
-  end
-  return opts
+  return require("rpiv_todo.options_check").check(opts, {
+    prefix = adapter .. ": ",
+    names = names,
+    checks = checks,
+    not_table = adapter .. ": expected a table of options { " .. table.concat(names, ", ") .. " }",
+  })
 end
 
 ---A session option: a session id string, or a function that returns one.

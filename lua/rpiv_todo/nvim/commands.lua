@@ -4,7 +4,7 @@
 --   :Todos add <subject>    create a task            :Todos start N   mark #N in progress
 --   :Todos done N           mark #N completed        :Todos delete N  delete #N
 --   :Todos hide / show      turn the panel off / on
---   :Todos file / sessions / prune [days]   the lists on disk (rpiv_todo.nvim.persist)
+--   :Todos file / sessions / prune [days]   the lists on disk (rpiv_todo.nvim.persist, .saved)
 --   :TodosToggle            collapse or expand the panel
 --   :TodosLanguage [xx]     pick the UI language (rpiv_todo.nvim.language)
 --   :TodosInstall[!] [download|source]   put the native module in place (rpiv_todo.install)
@@ -35,9 +35,17 @@ M.order = {}
 -- Extra commands: { name, fn(opts), opts } (nvim_create_user_command arguments).
 M.extra = {}
 
+---The front end, attached (the panel's workings: rpiv_todo.nvim.frontend).
 ---@return table
 function H.nv()
-  return require("rpiv_todo.nvim")
+  return require("rpiv_todo.nvim.frontend").attach()
+end
+
+---The user's own edit (rpiv_todo.nvim.edit), with the front end attached.
+---@param params table
+function H.edit(params)
+  H.nv()
+  require("rpiv_todo.nvim.edit").edit(params)
 end
 
 ---Add a :Todos subcommand (other front-end files; later ones replace earlier ones).
@@ -85,7 +93,7 @@ function H.ids(statuses, arglead)
     if not session.exists(session.foreground_id()) then
       return nil
     end
-    return common.state_of(nil, "Todos")
+    return session.state_of(nil, "Todos")
   end)
   local out = {}
   if not ok or type(state) ~= "table" then
@@ -150,9 +158,9 @@ function H.id_command(name, status)
         return
       end
       if status then
-        H.nv().edit({ action = "update", id = id, status = status })
+        H.edit({ action = "update", id = id, status = status })
       else
-        H.nv().edit({ action = "delete", id = id })
+        H.edit({ action = "delete", id = id })
       end
     end,
     complete = function(arglead)
@@ -168,7 +176,7 @@ M.register("add", {
       H.notify(":Todos add: expected a subject, e.g. :Todos add Write the tests", vim.log.levels.WARN)
       return
     end
-    H.nv().edit({ action = "create", subject = rest })
+    H.edit({ action = "create", subject = rest })
   end,
 })
 M.register("start", H.id_command("start", "in_progress"))
@@ -196,13 +204,13 @@ M.register("file", {
 M.register("sessions", {
   usage = "sessions",
   run = function()
-    require("rpiv_todo.nvim.persist").sessions_command()
+    require("rpiv_todo.nvim.saved").sessions_command()
   end,
 })
 M.register("prune", {
   usage = "prune [days]",
   run = function(rest)
-    require("rpiv_todo.nvim.persist").prune_command(rest)
+    require("rpiv_todo.nvim.saved").prune_command(rest)
   end,
 })
 
@@ -314,7 +322,7 @@ function M.create()
   vim.api.nvim_create_user_command(
     "TodosToggle",
     M.guarded(function()
-      H.nv().toggle_command()
+      H.nv().toggle()
     end),
     { nargs = 0, desc = "rpiv_todo: collapse or expand the todo panel" }
   )

@@ -30,10 +30,10 @@ end
 ---@param code string
 ---@return boolean ok
 function M.pick(code)
-  local ok, err = require("rpiv_todo").set_locale(code, { persist = true })
-  local nv = require("rpiv_todo.nvim")
-  if nv.attached() then
-    nv.refresh()
+  local ok, err = require("rpiv_todo.i18n").switch(code, { persist = true })
+  local frontend = require("rpiv_todo.nvim.frontend")
+  if frontend.attached() then
+    frontend.refresh()
   end
   if ok then
     H.notify(
@@ -54,7 +54,7 @@ function M.language_command(args)
     M.pick(args)
     return
   end
-  local current = require("rpiv_todo").locale()
+  local current = require("rpiv_todo.i18n").locale()
   vim.ui.select(require("rpiv_todo.i18n").locales(), {
     prompt = "rpiv_todo language",
     format_item = function(code)

@@ -14,24 +14,29 @@ local M = {}
 local H = {}
 
 H.LOCALE_ENV = { "RPIV_TODO_LOCALE", "XDG_CONFIG_HOME", "HOME", "LC_ALL", "LC_MESSAGES", "LANG" }
-H.inputs = nil -- v:lang and the variables above, as last handed to the chain
+H.inputs = {} -- v:lang and the variables above, as last handed to the chain
 
----Hand v:lang to the locale chain when it or the environment changed since the last call.
+---Hand v:lang to the locale chain when it or the environment changed since the last call
+---(compared in place: a paint that changes nothing allocates nothing here).
 ---@return boolean changed the inputs changed (the locale may have)
 function M.sync()
   local lang = vim.v.lang
   if type(lang) ~= "string" then
     lang = ""
   end
-  local inputs = { lang }
-  for i, name in ipairs(H.LOCALE_ENV) do
-    inputs[i + 1] = os.getenv(name) or ""
+  local inputs = H.inputs
+  local changed = inputs[1] ~= lang
+  inputs[1] = lang
+  for i = 1, #H.LOCALE_ENV do
+    local value = os.getenv(H.LOCALE_ENV[i]) or ""
+    if inputs[i + 1] ~= value then
+      changed = true
+      inputs[i + 1] = value
+    end
   end
-  local key = table.concat(inputs, "\0")
-  if key == H.inputs then
+  if not changed then
     return false
   end
-  H.inputs = key
   local i18n = require("rpiv_todo.i18n")
   local base = lang:match("^[^.@]*")
   if base == "" or base == "C" or base == "POSIX" then

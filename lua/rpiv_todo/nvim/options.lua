@@ -1,7 +1,8 @@
 -- rpiv_todo.nvim.options: every option of the editor front end, declared once with its
--- default, its check and its doc line (the `---` lines of rpiv_todo.NvimOptions, from which
--- the help is generated). `require("rpiv_todo.nvim").setup(opts)` runs `set(opts)`, then
--- `apply()`. The tool's own options go to require("rpiv_todo").setup.
+-- default and its check, and documented once (the `---` lines of rpiv_todo.NvimOptions, from
+-- which the help is generated). `require("rpiv_todo").setup(opts)` checks them with the
+-- tool's own (`merged_spec`), hands them over (`split`), and rpiv_todo.nvim.setup runs
+-- `set(opts)`, then `apply()`. This file requires nothing of the front end.
 
 local common = require("rpiv_todo.common")
 
@@ -19,6 +20,37 @@ function H.concat(a, b)
   end
   for _, x in ipairs(b) do
     out[#out + 1] = x
+  end
+  return out
+end
+
+-- Files of adapters/ that are not adapters.
+H.NOT_ADAPTERS = { common = true, options = true }
+
+---The filetypes of every adapter's chat windows (each adapter's `chat_filetypes`), in the
+---adapters' name order; the panel keeps off them by default. Adapters are found on
+---'runtimepath' (lua/rpiv_todo/adapters/*.lua); one that fails to load adds nothing.
+---@return string[]
+function M.chat_filetypes()
+  local names, seen = {}, {}
+  for _, path in ipairs(vim.api.nvim_get_runtime_file("lua/rpiv_todo/adapters/*.lua", true)) do
+    local name = path:match("([^/\\]+)%.lua$")
+    if name ~= nil and not H.NOT_ADAPTERS[name] and not seen[name] then
+      seen[name] = true
+      names[#names + 1] = name
+    end
+  end
+  table.sort(names)
+  local out = {}
+  for _, name in ipairs(names) do
+    local ok, adapter = pcall(require, "rpiv_todo.adapters." .. name)
+    if ok and type(adapter) == "table" and type(adapter.chat_filetypes) == "table" then
+      for _, ft in ipairs(adapter.chat_filetypes) do
+        if type(ft) == "string" then
+          out[#out + 1] = ft
+        end
+      end
+    end
   end
   return out
 end
@@ -64,50 +96,44 @@ end
 ---startup, at most once a day). Default 30; 0 keeps them forever. See |:Todos-prune|.
 ---@field persist_max_age_days? integer
 
+-- The default of each option (what each does: rpiv_todo.NvimOptions above).
 M.defaults = {
-  -- The window the panel sits over: a window id, a function returning one, or nil for
-  -- the current window at each paint (an excluded one keeps the panel where it was).
   win = nil,
-  -- The corner (or the middle of the edge) the panel takes. The right-hand side covers
-  -- the least: code and prose are left-aligned, so the end of most lines is empty there;
-  -- the bottom keeps the top of the window (where one reads from) clear. When the cursor
-  -- line comes under the panel it moves to the other edge.
   position = "bottom-right",
-  -- "none", or any border nvim_open_win takes ("single", "rounded", a list of chars).
   border = "none",
-  -- 0 (opaque) to 100 (invisible); with a transparent panel the text under it shows.
   winblend = 0,
-  -- The widest the panel gets: columns, or a fraction of the window (0.5 = half); nil:
-  -- the window's width. Longer rows are cut with an ellipsis.
   max_width = nil,
-  -- Blank columns on each side of the text, so it does not touch the text beside it.
   padding = 1,
-  -- Move out of the cursor's way (the panel never covers the line being edited).
   avoid_cursor = true,
-  -- Windows the panel never sits over (it stays where it was, or takes the largest
-  -- other window): a table { filetypes = {...}, buftypes = {...} }, or a function
-  -- (win, buf) returning true to skip one. Floating windows are always skipped. The
-  -- agents' chat windows come from the adapters (each declares its `chat_filetypes`).
-  exclude = {
-    filetypes = H.concat(
-      { "help", "checkhealth", "qf", "TelescopePrompt", "lazy", "mason", "rpiv_todo" },
-      require("rpiv_todo.adapters.common").chat_filetypes()
-    ),
-    buftypes = { "help", "quickfix", "prompt" },
-  },
-  -- Above ordinary floats (50) so a chat window does not cover the list.
+  exclude = nil, -- H.default_exclude(), below
   zindex = 60,
-  -- Map the tool's collapse_key (e.g. ctrl+shift+t -> <C-S-t>) to the toggle. Keys that
-  -- type a character without a modifier are never mapped: they would shadow editing.
   map_collapse_key = true,
-  -- The title of the notifications (used by notification plugins).
   notify_title = "Todos",
-  -- Keep each session's list on disk (rpiv_todo.nvim.persist); false reads and writes
-  -- nothing.
   persist = false,
-  -- With persist, saved lists unchanged for this many days go (0: never).
   persist_max_age_days = 30,
 }
+
+-- The editor's own windows the panel keeps off; the agents' chat windows are added from
+-- the adapters (each declares `chat_filetypes`).
+H.OWN_FILETYPES = { "help", "checkhealth", "qf", "TelescopePrompt", "lazy", "mason", "rpiv_todo" }
+
+---The default `exclude`, a table of its own. Its `filetypes` are filled in when first read
+---(the panel's first paint, not setup()): only then are the adapters loaded to ask them.
+---@return table
+function H.default_exclude()
+  return setmetatable({ buftypes = { "help", "quickfix", "prompt" } }, {
+    __index = function(t, k)
+      if k ~= "filetypes" then
+        return nil
+      end
+      H.chat_fts = H.chat_fts or M.chat_filetypes()
+      local fts = H.concat(H.OWN_FILETYPES, H.chat_fts)
+      rawset(t, "filetypes", fts)
+      return fts
+    end,
+  })
+end
+M.defaults.exclude = H.default_exclude()
 
 H.POSITIONS = {
   ["bottom-right"] = true,
@@ -210,13 +236,10 @@ H.checks = {
 }
 
 -- What setup() does with an option once the new config is in place (after the checks of
--- every option passed): name -> fn(value, config).
+-- every option passed): name -> fn(value, config). `persist` is applied by
+-- rpiv_todo.nvim.setup.
 ---@type table<string, fun(value: any, config: table)|nil>
-H.appliers = {
-  persist = function(value, config)
-    require("rpiv_todo.nvim.persist").apply(value == true, config)
-  end,
-}
+H.appliers = {}
 
 -- Every option's name, in a fixed order. Loops over the options go through this list, not
 -- pairs(): the LuaJIT of Neovim 0.7.2 was seen to skip a key in a compiled pairs() loop
@@ -232,6 +255,9 @@ table.sort(H.names)
 function H.copy(v)
   if type(v) ~= "table" then
     return v
+  end
+  if v == M.defaults.exclude then
+    return H.default_exclude()
   end
   local out = {}
   for k, x in pairs(v) do
@@ -268,12 +294,54 @@ end
 -- Options whose nil is a value of its own (checked like any other).
 H.NIL_CHECKED = { win = true, max_width = true }
 
+---The spec of rpiv_todo.options_check for these options (`prefix` before each key).
+---@param prefix? string
+---@return rpiv_todo.OptionsSpec
+function M.spec(prefix)
+  return { names = H.names, checks = H.checks, nil_checked = H.NIL_CHECKED, prefix = prefix, got = true }
+end
+
+---`spec` (the tool's own options) with these added after its names.
+---@param spec rpiv_todo.OptionsSpec
+---@return rpiv_todo.OptionsSpec
+function M.merged_spec(spec)
+  local checks = {}
+  for k, v in pairs(spec.checks or {}) do
+    checks[k] = v
+  end
+  for k, v in pairs(H.checks) do
+    checks[k] = v
+  end
+  local merged = M.spec(spec.prefix)
+  merged.names = H.concat(spec.names, H.names)
+  merged.checks = checks
+  return merged
+end
+
+---A setup() table split in two: the tool's keys, and these (nil when it has none).
+---@param opts table
+---@return table tool
+---@return table|nil editor
+function M.split(opts)
+  local tool, editor = {}, nil
+  for k, v in pairs(opts) do
+    if H.checks[k] ~= nil then
+      editor = editor or {}
+      editor[k] = v
+    else
+      tool[k] = v
+    end
+  end
+  return tool, editor
+end
+
 ---Check every option of `opts`, then put them in the config (absent ones take their
----defaults). Raises `(rpiv_todo) nvim.<key>: expected …, got …` and changes nothing
+---defaults). Raises `(rpiv_todo) <prefix><key>: expected …, got …` and changes nothing
 ---when one is wrong; unknown keys are reported.
 ---@param opts? rpiv_todo.NvimOptions
-function M.set(opts)
-  opts = common.check_options(opts, H.names, H.checks, "nvim.", H.NIL_CHECKED)
+---@param prefix? string before each key in a message ("nvim." for the old setup)
+function M.set(opts, prefix)
+  opts = require("rpiv_todo.options_check").check(opts, M.spec(prefix))
   for _, k in ipairs(H.names) do
     local v = opts[k]
     if v == nil then

@@ -9,43 +9,33 @@
 --     edge (top <-> bottom), and when neither edge is free it takes the larger free side
 --     and shows fewer rows (the overlay's summary row counts what is left out);
 --   * no spacer line: `max_widget_lines` rows at most, heading included.
--- The owner (rpiv_todo.nvim) calls `paint()` after tool calls and on window events, and
--- `cursor_moved()` on CursorMoved/WinScrolled (cheap: it repaints only when the cursor
--- reaches the panel or frees its preferred place).
+-- The owner (rpiv_todo.nvim.frontend) calls `paint()` after tool calls and on window
+-- events, and `needs_move()` on CursorMoved/WinScrolled (cheap: it repaints only when the
+-- cursor reaches the panel or frees its preferred place). The buffer's lines are written
+-- by rpiv_todo.nvim.panelbuf, only where they changed.
 
 local M = {}
 local H = {}
 
-H.ns = vim.api.nvim_create_namespace("rpiv_todo")
+local panelbuf = require("rpiv_todo.nvim.panelbuf")
 
 -- State of the float.
-H.buf = nil -- scratch buffer
+H.float = nil -- the float's configuration as last set: it moves only when this changes
 H.win = nil -- the floating window, nil while hidden
 H.anchor = nil -- the window it sits over
 H.placed = nil -- { anchor, top, bottom, vertical, preferred_free } rows it covers, 0-based
 H.closing = false -- we are closing it ourselves (WinClosed must not repaint)
+H.blend = nil -- the winblend the float has (set when it differs from the option)
 
----@param handle integer
----@param kind "win"|"buf"
----@param name string
----@param value any
-function M.set_option(handle, kind, name, value)
-  -- nvim_set_option_value takes win/buf from 0.8 on; the older setters are what 0.7 has.
-  if vim.fn.has("nvim-0.8") == 1 then
-    vim.api.nvim_set_option_value(name, value, { [kind] = handle })
-  elseif kind == "win" then
-    vim.api.nvim_win_set_option(handle, name, value)
-  else
-    vim.api.nvim_buf_set_option(handle, name, value)
-  end
-end
+---Set a window or buffer option, on every Neovim (rpiv_todo.nvim.panelbuf.set_option).
+M.set_option = panelbuf.set_option
 
 ---@param handle integer
 ---@param kind "win"|"buf"
 ---@param name string
 ---@return any
 function H.get_option(handle, kind, name)
-  if vim.fn.has("nvim-0.8") == 1 then
+  if panelbuf.has_08() then
     return vim.api.nvim_get_option_value(name, { [kind] = handle })
   elseif kind == "win" then
     return vim.api.nvim_win_get_option(handle, name)
@@ -135,46 +125,28 @@ function M.target(config)
   return best
 end
 
----Plain text and highlight ranges of one segments line, `pad` spaces on each side.
----@param line table list of { text, group, bold?, strikethrough? }
----@param pad integer
----@return string text
----@return table[] ranges { group, start_col, end_col } in bytes
-function M.flatten(line, pad)
-  local lead = string.rep(" ", pad)
-  local parts, ranges, col = { lead }, {}, #lead
-  for i = 1, #line do
-    local seg = line[i]
-    local text = seg[1]
-    parts[#parts + 1] = text
-    local stop = col + #text
-    if seg[2] then
-      ranges[#ranges + 1] = { seg[2], col, stop }
-    end
-    if seg.bold then
-      ranges[#ranges + 1] = { "RpivTodoBold", col, stop }
-    end
-    if seg.strikethrough then
-      ranges[#ranges + 1] = { "RpivTodoStrikethrough", col, stop }
-    end
-    col = stop
+---Is float configuration `a` the one `b` the window has?
+---@param a table
+---@param b table|nil
+---@return boolean
+function H.same_float(a, b)
+  if b == nil then
+    return false
   end
-  parts[#parts + 1] = lead
-  return table.concat(parts), ranges
+  for _, k in ipairs(H.FLOAT_KEYS) do
+    if a[k] ~= b[k] then
+      return false
+    end
+  end
+  return true
 end
 
-function H.ensure_buf()
-  if H.buf == nil or not vim.api.nvim_buf_is_valid(H.buf) then
-    H.buf = vim.api.nvim_create_buf(false, true)
-    M.set_option(H.buf, "buf", "bufhidden", "hide")
-  end
-  return H.buf
-end
+H.FLOAT_KEYS = { "relative", "win", "anchor", "row", "col", "width", "height", "focusable", "zindex", "border" }
 
 ---Close the float (it comes back at the next paint).
 function M.hide()
   local win = H.win
-  H.win, H.anchor, H.placed = nil, nil, nil
+  H.win, H.anchor, H.placed, H.float = nil, nil, nil, nil
   if win ~= nil and vim.api.nvim_win_is_valid(win) then
     H.closing = true
     pcall(vim.api.nvim_win_close, win, true)
@@ -188,7 +160,7 @@ end
 ---@return boolean
 function M.on_win_closed(closed)
   if closed == H.win and not H.closing then
-    H.win, H.anchor, H.placed = nil, nil, nil
+    H.win, H.anchor, H.placed, H.float = nil, nil, nil, nil
     return true
   end
   return closed == H.anchor
@@ -211,6 +183,9 @@ end
 ---@param win integer
 ---@return integer|nil
 function H.cursor_row(win)
+  if win == vim.api.nvim_get_current_win() then
+    return vim.fn.winline() - 1
+  end
   local ok, row = pcall(vim.api.nvim_win_call, win, vim.fn.winline)
   if not ok or type(row) ~= "number" then
     return nil
@@ -237,13 +212,7 @@ end
 ---@param budget integer|nil
 ---@return table[]
 function H.render(ov, state, width, budget)
-  ov.opts.max_widget_lines = budget
-  local ok, lines = pcall(ov.render, ov, state, width)
-  ov.opts.max_widget_lines = nil
-  if not ok then
-    error(lines, 0)
-  end
-  return lines
+  return ov:render(state, width, budget)
 end
 
 ---Where the panel goes: the rows it takes for `height` rows at `vertical`, given the
@@ -279,11 +248,15 @@ function M.choose_edge(vertical, height, win_h, cursor)
   return vertical, above
 end
 
----Paint the panel. `ctx` comes from rpiv_todo.nvim:
+---Paint the panel. `ctx` comes from rpiv_todo.nvim.frontend:
 ---  { config, ov, state, hint_layout } — `state` is what ov:render accepts.
 ---@param ctx table
 function M.paint(ctx)
   local config = ctx.config
+  if ctx.state == nil then
+    M.hide() -- no list yet: nothing to show, and no window to look for
+    return
+  end
   local target = M.target(config)
   if target == nil then
     M.hide()
@@ -333,19 +306,12 @@ function M.paint(ctx)
   local texts, ranges = {}, {}
   local text_w = 1
   for i = 1, #lines do
-    texts[i], ranges[i] = M.flatten(lines[i], pad)
-    text_w = math.max(text_w, vim.fn.strdisplaywidth(texts[i]))
+    texts[i], ranges[i] = panelbuf.flatten(lines[i], pad)
+    text_w = math.max(text_w, vim.api.nvim_strwidth(texts[i]))
   end
   text_w = math.min(text_w, max_w)
-  local buf = H.ensure_buf()
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, texts)
-  vim.api.nvim_buf_clear_namespace(buf, H.ns, 0, -1)
-  for i = 1, #ranges do
-    for _, r in ipairs(ranges[i]) do
-      -- Extmark highlights combine, so bold and strikethrough layer over the colour.
-      vim.api.nvim_buf_set_extmark(buf, H.ns, i - 1, r[2], { end_col = r[3], hl_group = r[1] })
-    end
-  end
+  local buf = panelbuf.ensure()
+  panelbuf.write(buf, texts, ranges)
 
   local outer_w = text_w + bsize
   local col = 0
@@ -377,20 +343,29 @@ function M.paint(ctx)
     M.hide() -- a float cannot move to another tab page: open a new one there
   end
   if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
-    vim.api.nvim_win_set_config(H.win, float)
+    if not H.same_float(float, H.float) then
+      vim.api.nvim_win_set_config(H.win, float)
+    end
   else
     float.style = "minimal"
     float.noautocmd = true
     H.win = vim.api.nvim_open_win(buf, false, float)
+    float.style, float.noautocmd = nil, nil
+    H.blend = nil
     M.set_option(H.win, "win", "wrap", false)
+    M.set_option(
+      H.win,
+      "win",
+      "winhighlight",
+      "Normal:RpivTodoNormal,NormalFloat:RpivTodoNormal,FloatBorder:RpivTodoBorder,EndOfBuffer:RpivTodoNormal"
+    )
   end
-  M.set_option(
-    H.win,
-    "win",
-    "winhighlight",
-    "Normal:RpivTodoNormal,NormalFloat:RpivTodoNormal,FloatBorder:RpivTodoBorder,EndOfBuffer:RpivTodoNormal"
-  )
-  M.set_option(H.win, "win", "winblend", config.winblend)
+  -- Window options are set when the window opens or the option changed, not every paint.
+  if H.blend ~= config.winblend then
+    M.set_option(H.win, "win", "winblend", config.winblend)
+    H.blend = config.winblend
+  end
+  H.float = float
   H.anchor = target
   local pref_top = vertical == "top" and 0 or win_h - math.min(configured + bsize, win_h)
   H.placed = {
@@ -440,7 +415,7 @@ end
 ---@return integer|nil buf
 function M.window()
   if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
-    return H.win, H.buf
+    return H.win, panelbuf.buf()
   end
   return nil, nil
 end

@@ -26,6 +26,8 @@ function M.new(opts)
     opts = opts or {},
     collapsed = false,
     expanded = false,
+    -- The last render's row lines (rpiv_todo.overlay.render reuses a row's unchanged line).
+    rows = {},
   }, Overlay)
   return ov
 end
@@ -74,20 +76,23 @@ end
 
 ---Render at `width` columns. Heading counts leave hidden completed tasks out (see the
 ---header of overlay/init.lua). A session or a `core.list` handle is read in place (the
----fast path: no snapshot is built); a state table works too.
+---fast path: no snapshot is built); a state table works too. `max_lines` is the height
+---budget of this render alone (a panel squeezed beside the cursor).
 ---@param source { tasks: table[], nextId: integer }|rpiv_todo.Session|userdata|nil a state, a session, or a core.list handle
 ---@param width? integer
+---@param max_lines? integer this render's height budget (nil: `opts.max_widget_lines`)
 ---@return any[] lines
-function Overlay:render(source, width)
+function Overlay:render(source, width, max_lines)
   local o = self.opts
   return render.paint(source, {
     width = width,
-    max_widget_lines = o.max_widget_lines,
+    max_widget_lines = max_lines or o.max_widget_lines,
     collapse_key = o.collapse_key,
     theme = o.theme,
     layout = o.layout,
     collapsed = self.collapsed,
     expanded = self.expanded,
+    memo = self.rows,
   }, self:memory())
 end
 

@@ -88,7 +88,9 @@ function H.clipped(row, width)
   }
 end
 
--- The layout for these options: module config, then the per-render override.
+-- The layout for these options: module config, then the per-render override. Resolved
+-- once per (config layout, override) pair: a live overlay renders with the same override
+-- every time.
 function H.layout_for(override)
   if override == nil then
     local cached = H.cached_layout
@@ -98,7 +100,68 @@ function H.layout_for(override)
     end
     return cached
   end
-  return layout_mod.resolve(M.config.layout, override)
+  local over = H.cached_override
+  if over == nil or over.config ~= M.config.layout or over.override ~= override then
+    over = { config = M.config.layout, override = override, layout = layout_mod.resolve(M.config.layout, override) }
+    H.cached_override = over
+  end
+  return over.layout
+end
+
+---Is the memo of a row's line `m` still that row's line? Same row fields, and the same
+---line start, width, ids shown, theme and layout.
+---@return boolean
+function H.same_row(m, row, prefix, ctx)
+  if
+    m.id ~= row.id
+    or m.status ~= row.status
+    or m.subject ~= row.subject
+    or m.activeForm ~= row.activeForm
+    or m.prefix ~= prefix
+    or m.width ~= ctx.width
+    or m.show_ids ~= ctx.show_ids
+    or m.theme ~= ctx.theme
+    or m.layout ~= ctx.layout
+  then
+    return false
+  end
+  local a, b = m.blockedBy, row.blockedBy
+  if a == nil or b == nil then
+    return a == b
+  end
+  if #a ~= #b then
+    return false
+  end
+  for i = 1, #a do
+    if a[i] ~= b[i] then
+      return false
+    end
+  end
+  return true
+end
+
+---The memo of a row's line (what `same_row` compares, and the line).
+function H.row_memo(row, prefix, ctx, line)
+  local blocked = nil
+  if row.blockedBy ~= nil then
+    blocked = {}
+    for i = 1, #row.blockedBy do
+      blocked[i] = row.blockedBy[i]
+    end
+  end
+  return {
+    id = row.id,
+    status = row.status,
+    subject = row.subject,
+    activeForm = row.activeForm,
+    blockedBy = blocked,
+    prefix = prefix,
+    width = ctx.width,
+    show_ids = ctx.show_ids,
+    theme = ctx.theme,
+    layout = ctx.layout,
+    line = line,
+  }
 end
 
 -- The shipped row function: a layout that keeps it never reads `row.task`, so a list
@@ -184,6 +247,12 @@ function M.paint(source, opts, live)
     local views = type(source) == "userdata"
     local more = hidden_completed + truncated
     local n = #rows
+    -- The shipped row function with a shipped theme depends on nothing but what the memo
+    -- compares: a row unchanged since the last render reuses its line (a copy of it).
+    local memo = opts.memo
+    if memo ~= nil and (layout.row ~= H.DEFAULT_ROW or not themes.shipped(theme)) then
+      memo = nil
+    end
     for i = 1, n do
       local row = rows[i]
       if not views then
@@ -191,8 +260,18 @@ function M.paint(source, opts, live)
       elseif width ~= nil then
         row = H.clipped(row, width)
       end
-      local prefix = (i == n and more == 0) and last or mid
-      lines[i + 1] = finish(prefix .. layout.row(ctx, row), width)
+      local last_row = i == n and more == 0
+      local prefix = last_row and last or mid
+      local m = memo and memo[i]
+      if m ~= nil and H.same_row(m, row, last_row, ctx) then
+        lines[i + 1] = themes.copy_line(m.line)
+      else
+        local line = finish(prefix .. layout.row(ctx, row), width)
+        lines[i + 1] = line
+        if memo ~= nil then
+          memo[i] = H.row_memo(row, last_row, ctx, themes.copy_line(line))
+        end
+      end
     end
     if more > 0 then
       local hidden = { count = more, completed = hidden_completed, pending = truncated }

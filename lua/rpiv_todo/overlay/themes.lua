@@ -76,15 +76,36 @@ for color in pairs(H.SGR) do
   M.groups[color] = "RpivTodo" .. color:sub(1, 1):upper() .. color:sub(2)
 end
 
+-- Spans values are never changed once built: a concatenation keeps the segment tables of
+-- its operands (a merge of two neighbours makes a new one), a restyle makes new segments,
+-- and `finish` hands out a line of its own segments, so a render allocates about one
+-- table per piece of text.
+
+---Append `seg` to `out` (being built), merged into the last segment when both have the
+---same style. `seg` is kept, not copied: it is never changed.
+---A segment table; the style keys only when set (no hash part for a plain one).
+---@return table
+function H.seg(text_, group, bold, strikethrough)
+  local seg = { text_, group }
+  if bold then
+    seg.bold = bold
+  end
+  if strikethrough then
+    seg.strikethrough = strikethrough
+  end
+  return seg
+end
+
 function H.push_segment(out, seg)
   if seg[1] == "" then
     return
   end
-  local last = out[#out]
+  local n = #out
+  local last = out[n]
   if last and last[2] == seg[2] and last.bold == seg.bold and last.strikethrough == seg.strikethrough then
-    last[1] = last[1] .. seg[1]
+    out[n] = H.seg(last[1] .. seg[1], last[2], last.bold, last.strikethrough)
   else
-    out[#out + 1] = { seg[1], seg[2], bold = seg.bold, strikethrough = seg.strikethrough }
+    out[n + 1] = seg
   end
 end
 
@@ -98,25 +119,52 @@ function H.append_spans(out, x)
   end
 end
 
----Coerce a string or spans value into a (fresh) spans list.
+---Coerce a string or spans value into a spans list (a spans value is returned as it is).
 function H.spans(x)
+  if getmetatable(x) == H.Spans then
+    return x
+  end
   local out = setmetatable({}, H.Spans)
   H.append_spans(out, x)
   return out
 end
 
 H.Spans.__concat = function(a, b)
+  -- "" on either side adds nothing: the other value is the result (values never change).
+  if a == "" and getmetatable(b) == H.Spans then
+    return b
+  elseif b == "" and getmetatable(a) == H.Spans then
+    return a
+  end
   local out = setmetatable({}, H.Spans)
   H.append_spans(out, a)
   H.append_spans(out, b)
   return out
 end
 
--- Apply a change to every segment of a spans value (a copy; inputs are not mutated).
-function H.restyle(s, change)
-  local out = H.spans(s)
-  for i = 1, #out do
-    change(out[i])
+---Set `key` to `value` on every segment of a spans value, in new segments (inputs are not
+---changed). Key 2 (the group) is set only where none is: the innermost color wins.
+---@param s any a string or a spans value
+---@param key 2|"bold"|"strikethrough"
+---@param value any
+---@return table
+function H.restyle(s, key, value)
+  local out = setmetatable({}, H.Spans)
+  if getmetatable(s) == H.Spans then
+    for i = 1, #s do
+      local seg = s[i]
+      local copy = H.seg(seg[1], seg[2], seg.bold, seg.strikethrough)
+      if key ~= 2 or copy[2] == nil then
+        copy[key] = value
+      end
+      out[i] = copy
+    end
+  elseif s ~= nil then
+    local text_ = tostring(s)
+    if text_ ~= "" then
+      out[1] = { text_ }
+      out[1][key] = value
+    end
   end
   return out
 end
@@ -132,25 +180,41 @@ function H.plain_of(x)
   return tostring(x)
 end
 
+---A line of its own: the same segments, each a new table.
+---@param spans table a spans value
+---@return table
+function H.own(spans)
+  local out = setmetatable({}, H.Spans)
+  for i = 1, #spans do
+    local seg = spans[i]
+    out[i] = H.seg(seg[1], seg[2], seg.bold, seg.strikethrough)
+  end
+  return out
+end
+
 -- Cut a spans line to `width` columns: truncate the plain text natively, then keep the
 -- segments that cover the kept prefix and put the ellipsis in the last one's style.
 function H.finish_spans(line, width)
   local spans = H.spans(line)
   if width == nil then
-    return spans
+    return H.own(spans)
+  end
+  local bytes = 0
+  for i = 1, #spans do
+    bytes = bytes + #spans[i][1]
+  end
+  if bytes <= width then
+    return H.own(spans)
   end
   local plain = H.plain_of(spans)
-  if #plain <= width then
-    return spans
-  end
   local cut = text.truncate(plain, width)
   if cut == plain then
-    return spans
+    return H.own(spans)
   end
   local ellipsis = text.ELLIPSIS
   local keep = #cut - #ellipsis
   if keep < 0 or cut:sub(keep + 1) ~= ellipsis or cut:sub(1, keep) ~= plain:sub(1, keep) then
-    return H.spans(cut) -- not a prefix plus ellipsis: keep the text, drop the styles
+    return H.own(H.spans(cut)) -- not a prefix plus ellipsis: keep the text, drop the styles
   end
   local out = setmetatable({}, H.Spans)
   local used = 0
@@ -164,7 +228,7 @@ function H.finish_spans(line, width)
       s = s:sub(1, keep - used)
     end
     used = used + #s
-    out[#out + 1] = { s, seg[2], bold = seg.bold, strikethrough = seg.strikethrough }
+    out[#out + 1] = H.seg(s, seg[2], seg.bold, seg.strikethrough)
   end
   local last = out[#out]
   if last then
@@ -177,28 +241,35 @@ end
 
 M.themes.segments = {
   fg = function(color, s)
-    local group = M.groups[color]
-    -- The innermost color wins, as it does in a terminal.
-    return H.restyle(s, function(seg)
-      if seg[2] == nil then
-        seg[2] = group
-      end
-    end)
+    return H.restyle(s, 2, M.groups[color])
   end,
   bold = function(s)
-    return H.restyle(s, function(seg)
-      seg.bold = true
-    end)
+    return H.restyle(s, "bold", true)
   end,
   strikethrough = function(s)
-    return H.restyle(s, function(seg)
-      seg.strikethrough = true
-    end)
+    return H.restyle(s, "strikethrough", true)
   end,
   finish = function(line, width)
     return H.finish_spans(line, width)
   end,
 }
+
+---Is `theme` one of the shipped themes (plain, ansi, segments)?
+---@param theme any
+---@return boolean
+function M.shipped(theme)
+  return theme == M.themes.plain or theme == M.themes.ansi or theme == M.themes.segments
+end
+
+---A rendered line of its own: a string as it is, a segments line with new segment tables.
+---@param line any
+---@return any
+function M.copy_line(line)
+  if getmetatable(line) == H.Spans then
+    return H.own(line)
+  end
+  return line
+end
 
 ---The finish step of string themes: a line cut to `width` (an override that returned
 ---spans to a string theme is flattened first).

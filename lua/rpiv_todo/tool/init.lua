@@ -14,8 +14,8 @@ local render = require("rpiv_todo.tool.render")
 
 local M = {}
 
-M.name = "todo"
-M.label = "Todo"
+M.name = schema.NAME
+M.label = schema.LABEL
 
 M.description = table.concat({
   "Keep a task list for multi-step work in this session, and update it as you go.",

@@ -56,7 +56,7 @@ end
 ---@return string
 function M.render_call(args, state)
   if type(args) ~= "table" then
-    return "? " .. require("rpiv_todo.tool").name
+    return "? " .. require("rpiv_todo.tool.schema").NAME
   end
   local action = type(args.action) == "string" and args.action or "?"
   local parts = { M.action_glyphs[action] or "?", " ", H.text(action) }

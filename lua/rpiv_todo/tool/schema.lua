@@ -6,6 +6,10 @@
 
 local M = {}
 
+-- The tool's name, as the model calls it, and its label for a host's UI.
+M.NAME = "todo"
+M.LABEL = "Todo"
+
 ---The parameter schema (JSON Schema). Built fresh on each call so a host may change its copy.
 ---@return table
 function M.parameters()
