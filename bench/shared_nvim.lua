@@ -4,9 +4,8 @@
 --   XDG_STATE_HOME=$(mktemp -d) nvim --headless -u NONE -i NONE --noplugin \
 --     -c "set rtp^=$PWD" -c "luafile bench/shared_nvim.lua"
 vim.cmd("runtime plugin/rpiv_todo.lua")
-require("rpiv_todo").setup({ locale = "en" })
+require("rpiv_todo").setup({ locale = "en", persist = true })
 local nv = require("rpiv_todo.nvim")
-nv.setup({ persist = true })
 local core = require("rpiv_todo.core")
 local uv = vim.uv or vim.loop
 local n, calls = 1000, 40

@@ -10,9 +10,8 @@
 local root = assert(os.getenv("W_ROOT"), "W_ROOT")
 vim.opt.runtimepath:prepend(root)
 vim.cmd("runtime plugin/rpiv_todo.lua")
-require("rpiv_todo").setup({ locale = "en" })
+require("rpiv_todo").setup({ locale = "en", persist = true })
 local nv = require("rpiv_todo.nvim")
-nv.setup({ persist = true })
 
 local replies = {}
 local notes = {}
