@@ -165,8 +165,8 @@ end
 
 ---@helptext rpiv_todo-lua
 ---The tool's own module, `local todo = require("rpiv_todo")`, is the same in every
----host (Neovim, another Lua host, a Rust host through mlua); the README's "API
----reference" has the rest (sessions, the overlay, the native core).
+---host (Neovim, another Lua host, a Rust host through mlua); docs/lua.md in the
+---repository has the rest (sessions, the overlay, the native core).
 
 ---The tool spec to register with the host's LLM: name, label, description, parameters,
 ---prompt_snippet, prompt_guidelines, execute, render_call, render_result.
@@ -190,7 +190,7 @@ end
 
 ---End-of-turn reminder for the model when the turn ends with tasks left in_progress:
 ---a short English text naming them, or nil when nothing is in progress. A host injects it
----into the conversation (codecompanion: the adapter does; avante: see the README).
+---into the conversation (codecompanion: the adapter does; avante: see docs/agents.md).
 ---@param source? string|rpiv_todo.Session|rpiv_todo.State a session id, a session, a state, or nil for "default"
 ---@return string|nil
 function M.reminder(source)

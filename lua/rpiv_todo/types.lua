@@ -106,7 +106,7 @@ local M = {}
 ---|rpiv_todo-locale|. What the model reads stays English.
 ---@field locale? string one of de, en, es, fr, pt, pt-BR, ru, uk, zh
 ---Layout overrides for the panel (heading, row, summary, collapsed_hint, spacer,
----glyphs); see the README.
+---glyphs); see docs/neovim.md.
 ---@field overlay? rpiv_todo.OverlayOverrides|fun(default_layout: rpiv_todo.OverlayLayout): rpiv_todo.OverlayLayoutOverride the function form returns layout overrides only (no theme)
 
 ---@class rpiv_todo.Config
