@@ -276,7 +276,14 @@ function M.check(id)
   end
   local session = H.session().get(id)
   if H.lists[id] == nil then
-    return "none"
+    if H.seen[id] or #session.list > 0 then
+      return "none" -- its list replaces the file at its next change (see H.on_event)
+    end
+    -- A session made, empty, before persistence was enabled (the panel's foreground
+    -- session): it starts from its file now, as a new one would.
+    H.seen[id] = true
+    H.bind(session)
+    return H.lists[id] ~= nil and #session.list > 0 and "reloaded" or "none"
   end
   local what, err, kind = session:sync()
   if what == nil then

@@ -374,6 +374,25 @@ T.test("check() takes in another process's list when nothing changed here", func
   T.eq(#todo.session("default"):state().tasks, 2, "leaves the list here")
 end)
 
+T.test("check() binds an empty session made before persistence was enabled, and takes in the file", function()
+  local dir = H.tempdir()
+  local file = dir .. "/%2Fp@default.json"
+  todo.session("default") -- the panel's foreground session exists before setup({ persist = true })
+  persist.enable({ dir = dir, key = "/p" })
+  T.eq(persist.check("default"), "none", "no file yet")
+  local other = core.list()
+  other:bind(file)
+  other:apply({ action = "create", subject = "From the agent" })
+  T.eq(persist.check("default"), "reloaded", "another program's first write")
+  T.eq(H.subjects(todo.session("default"):state()), "From the agent", "the session holds the file's list")
+  T.eq(
+    todo.tool().execute({ action = "create", subject = "Mine" }).content[1].text,
+    "Created #2: Mine (pending)",
+    "and its next call is a transaction on the file"
+  )
+  T.eq(H.subjects(assert(core.load(file))), "From the agent,Mine", "both in the file")
+end)
+
 T.test("two lists bound to one file take turns: every change lands, no id is given twice", function()
   local dir = H.tempdir()
   local file = dir .. "/shared.json"
