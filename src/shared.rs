@@ -649,6 +649,14 @@ mod tests {
         }
     }
 
+    /// Two processes' handles on one list file.
+    fn two_handles(path: &Path) -> (SharedFile, SharedFile) {
+        (
+            SharedFile::new(path, DEFAULT_WAIT),
+            SharedFile::new(path, DEFAULT_WAIT),
+        )
+    }
+
     fn tmp() -> tempfile::TempDir {
         tempfile::Builder::new()
             .prefix("rpiv-shared")
@@ -660,10 +668,7 @@ mod tests {
     fn two_handles_never_lose_or_renumber() {
         let dir = tmp();
         let path = dir.path().join("l.json");
-        let (mut a, mut b) = (
-            SharedFile::new(&path, DEFAULT_WAIT),
-            SharedFile::new(&path, DEFAULT_WAIT),
-        );
+        let (mut a, mut b) = two_handles(&path);
         let (mut sa, mut sb) = (State::default(), State::default());
         let r1 = a.transact(&mut sa, true, create("one")).unwrap();
         let r2 = b.transact(&mut sb, true, create("two")).unwrap();
@@ -688,10 +693,7 @@ mod tests {
     fn a_same_size_change_with_its_mtime_restored_is_seen() {
         let dir = tmp();
         let path = dir.path().join("l.json");
-        let (mut a, mut b) = (
-            SharedFile::new(&path, DEFAULT_WAIT),
-            SharedFile::new(&path, DEFAULT_WAIT),
-        );
+        let (mut a, mut b) = two_handles(&path);
         let (mut sa, mut sb) = (State::default(), State::default());
         a.transact(&mut sa, true, create("aaaa")).unwrap();
         b.sync(&mut sb).unwrap();
@@ -774,10 +776,7 @@ mod tests {
     fn remove_keeps_another_process_newer_list() {
         let dir = tmp();
         let path = dir.path().join("l.json");
-        let (mut a, mut b) = (
-            SharedFile::new(&path, DEFAULT_WAIT),
-            SharedFile::new(&path, DEFAULT_WAIT),
-        );
+        let (mut a, mut b) = two_handles(&path);
         let (mut sa, mut sb) = (State::default(), State::default());
         a.transact(&mut sa, true, create("a")).unwrap();
         b.transact(&mut sb, true, create("b")).unwrap();
