@@ -18,7 +18,7 @@ use crate::task::State;
 /// The list behind a `core.list` handle.
 #[derive(Default)]
 pub struct List {
-    /// Written only through `state_mut`, `parts_mut` and `run`, which count a revision.
+    /// Written only through `state_mut` and `run`, which count a revision.
     state: State,
     /// A call that changes the list is under way (see `Call`).
     busy: Cell<bool>,
@@ -52,13 +52,8 @@ impl List {
 
     /// The state for writing; whatever was remembered from it is forgotten.
     fn state_mut(&mut self) -> &mut State {
-        self.parts_mut().0
-    }
-
-    /// `state_mut` with the JSON text cache beside it.
-    fn parts_mut(&mut self) -> (&mut State, &mut crate::json::TaskJson) {
         self.revision = self.revision.wrapping_add(1);
-        (&mut self.state, &mut self.json)
+        &mut self.state
     }
 
     /// One tool call. On a bound list a call that may change it is a transaction on the
@@ -274,16 +269,12 @@ impl UserData for List {
                         None => None,
                     };
                     let out = match list {
-                        Some(mut list) if list.file.is_some() => {
+                        Some(mut list) => {
                             let parsed = parse(&text);
                             let reply = list.run(parsed.as_ref().map_err(Clone::clone));
                             let echo = parsed.unwrap_or_else(|_| Value::Object(Map::new()));
-                            let (state, json) = list.parts_mut();
-                            crate::call::write_json(json, state, &reply, &echo)
-                        }
-                        Some(mut list) => {
-                            let (state, json) = list.parts_mut();
-                            crate::call::call_json_cached(state, json, &text)
+                            let list = &mut *list;
+                            crate::call::write_json(&mut list.json, &list.state, &reply, &echo)
                         }
                         None => busy_json(&ud, &text)?,
                     };
