@@ -236,27 +236,61 @@ fn busy_json(ud: &AnyUserData, text: &[u8]) -> mlua::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// `list:apply(params)`: arguments as a Lua table or JSON text.
+pub(super) fn apply_lua(lua: &Lua, ud: &AnyUserData, params: LuaValue) -> mlua::Result<Table> {
+    let ctx = Ctx::get(lua)?;
+    let call = Call::enter(ud)?;
+    let args = Args::read(lua, &ctx, params)?;
+    apply(lua, &ctx, ud, call, args)
+}
+
+/// A call whose arguments the core already holds as a JSON value (`core.from_strict`'s
+/// conversion), run as `list:apply` runs a table: the same checks, reducer, transaction
+/// and result, with the value echoed as `details.params`.
+pub(super) fn apply_value(lua: &Lua, ud: &AnyUserData, value: Value) -> mlua::Result<Table> {
+    let ctx = Ctx::get(lua)?;
+    let call = Call::enter(ud)?;
+    let action = match value.get("action") {
+        Some(a) => write::json(lua, &ctx.array_mt, a)?,
+        None => LuaValue::Nil,
+    };
+    let echo = write::json(lua, &ctx.array_mt, &value)?;
+    let args = Args {
+        parsed: Ok(value),
+        action,
+        echo,
+    };
+    apply(lua, &ctx, ud, call, args)
+}
+
+/// `list:apply` once its arguments are read: run them unless the list is busy, then build
+/// the result from the list as it is.
+fn apply(
+    lua: &Lua,
+    ctx: &Ctx,
+    ud: &AnyUserData,
+    call: Option<Call>,
+    args: Args,
+) -> mlua::Result<Table> {
+    let list = match &call {
+        Some(_) => writable(ud)?,
+        None => None,
+    };
+    let reply = match list {
+        Some(mut list) => list.run(args.parsed.as_ref().map_err(Clone::clone)),
+        None => busy(),
+    };
+    let list = ud.borrow::<List>()?;
+    args.result(lua, ctx, &reply, &list.state)
+}
+
 impl UserData for List {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         // `apply`, `apply_json` and `replace` take the handle rather than a borrow of it
         // (`add_method_mut`): mlua would hold that borrow, and the one closure every list
         // shares, for the whole call, so any re-entrant call raised (see `Call`).
         m.add_function("apply", |lua, (ud, params): (AnyUserData, LuaValue)| {
-            guarded(lua, "list:apply", || {
-                let ctx = Ctx::get(lua)?;
-                let call = Call::enter(&ud)?;
-                let args = Args::read(lua, &ctx, params)?;
-                let list = match &call {
-                    Some(_) => writable(&ud)?,
-                    None => None,
-                };
-                let reply = match list {
-                    Some(mut list) => list.run(args.parsed.as_ref().map_err(Clone::clone)),
-                    None => busy(),
-                };
-                let list = ud.borrow::<List>()?;
-                args.result(lua, &ctx, &reply, &list.state)
-            })
+            guarded(lua, "list:apply", || apply_lua(lua, &ud, params))
         });
         m.add_function(
             "apply_json",

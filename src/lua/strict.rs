@@ -1,19 +1,20 @@
 //! `core.from_strict(params [, list])`: a call in the strict form (OpenAI strict mode:
 //! nulls for "not given", metadata as JSON text) converted in Rust by `crate::strict`.
 //!
-//! With a list the converted call goes, as JSON text, to that list's own `apply`: the
-//! checks, the reducer and the envelope are those of every other call, and the metadata
-//! text never passes through a Lua number (under LuaJIT an integer past 2^53 would be
-//! rounded there). Only a metadata text that spells no object is answered here, with the
-//! same envelope (`write::result`) and the list unchanged. Arguments the boundary cannot
-//! read, or text that is not JSON, go to `apply` as given, so the normal form names what
-//! is wrong with them.
+//! With a list the converted call runs on that list as its `apply` runs a table: the
+//! checks, the reducer and the envelope are those of every other call, the converted value
+//! goes straight in (no JSON text, no second parse), and the metadata text never passes
+//! through a Lua number (under LuaJIT an integer past 2^53 would be rounded there). Only
+//! a metadata text that spells no object is answered here, with the same envelope
+//! (`write::result`) and the list unchanged. Arguments the boundary cannot read, or text
+//! that is not JSON, go to `apply` as given, so the normal form names what is wrong with
+//! them.
 
-use mlua::{AnyUserData, Lua, MultiValue, ObjectLike, Table, Value as LuaValue};
+use mlua::{AnyUserData, Lua, MultiValue, Table, Value as LuaValue};
 use serde_json::Value;
 
 use super::raw::write;
-use super::{from_lua, guarded, list::List, Ctx};
+use super::{from_lua, guarded, list, list::List, Ctx};
 use crate::error::Error;
 use crate::reducer::Reply;
 
@@ -46,9 +47,9 @@ fn from_strict(lua: &Lua, params: LuaValue, list: LuaValue) -> mlua::Result<Mult
     let converted = read.ok().map(crate::strict::to_normal);
     let out = match (list, converted) {
         // Unreadable: the normal form reports it (with a list) or passes it on (without).
-        (Some(ud), None) => ud.call_method::<LuaValue>("apply", params)?,
+        (Some(ud), None) => LuaValue::Table(list::apply_lua(lua, &ud, params)?),
         (None, None) => params,
-        (Some(ud), Some(Ok(normal))) => ud.call_method::<LuaValue>("apply", normal.to_string())?,
+        (Some(ud), Some(Ok(normal))) => LuaValue::Table(list::apply_value(lua, &ud, normal)?),
         (None, Some(Ok(normal))) => write::json(lua, &ctx.array_mt, &normal)?,
         (Some(ud), Some(Err(e))) => LuaValue::Table(reject(lua, &ctx, &ud, params, e)?),
         (None, Some(Err(e))) => {

@@ -192,4 +192,67 @@ T.test("from_strict: the conversion alone", function()
   end, "rpiv_todo.core.from_strict: list: expected a core.list handle or nil, got table")
 end)
 
+-- A recorded call in the strict form (metadata as the recorded JSON text), or nil when the
+-- strict form cannot say it: a property outside the schema, a null (strict nulls mean
+-- "not given"), metadata that is no object.
+local function strict_of(params, source)
+  if type(params) ~= "table" then
+    return nil
+  end
+  local known = {}
+  for _, name in ipairs(tool.PROPERTY_ORDER) do
+    known[name] = true
+  end
+  local out = strict_table({})
+  for k, v in pairs(params) do
+    if not known[k] or v == core.null then
+      return nil
+    end
+    if k == "metadata" then
+      if type(v) ~= "table" then
+        return nil
+      end
+      v = source(v)
+      if v:sub(1, 1) ~= "{" then
+        return nil
+      end
+    end
+    out[k] = v
+  end
+  return out
+end
+
+T.test("every recorded call in the strict form gives the recorded reply, bound or not", function()
+  local json = dofile(T.root() .. "/tests/lua/json.lua")
+  local traces = json.decode_lines(T.read(T.fixture("reducer-traces.jsonl")), core.null)
+  local dir = T.tempdir()
+  local calls = 0
+  for n, trace in ipairs(traces) do
+    local list, bound = core.list(), core.list()
+    local file = dir .. "/trace" .. n .. ".json"
+    bound:bind(file)
+    local last
+    for i, step in ipairs(trace.value.steps) do
+      local text = trace.source(step.params)
+      local at = trace.value.name .. " step " .. i .. ": " .. text
+      local call = strict_of(step.params, trace.source)
+      T.ok(call ~= nil, "a recorded call the strict form cannot say, " .. at)
+      local got = core.from_strict(call, list)
+      local saved = core.from_strict(call, bound)
+      T.same(got.details.params, step.params, "the normal form echoed, " .. at)
+      calls = calls + 1
+      T.eq(got.content[1].text, step.content, "reply, " .. at)
+      T.same(got.details.tasks, step.details.tasks, "tasks, " .. at)
+      T.eq(saved.content[1].text, step.content, "reply on a bound list, " .. at)
+      last = step.details
+    end
+    -- What the bound list's replies said is what its file holds.
+    local fresh = core.list()
+    fresh:bind(file)
+    T.eq(fresh:sync(), "reloaded", "the file read, " .. trace.value.name)
+    T.same(fresh:state(), { tasks = last.tasks, nextId = last.nextId }, "the file, " .. trace.value.name)
+  end
+  T.eq(calls, 6825, "steps")
+end)
+
 T.finish()
