@@ -6,9 +6,10 @@
 --   luajit scripts/gen-help.lua --check   exit 1 (and say where) when the help is stale
 --
 -- (`nvim -l scripts/gen-help.lua`, lua5.1 and lua5.4 work too: it is plain Lua.)
--- Run it from the repository root. The layout below (the header line, the sections in
--- order with their headings and tags, and the entries of each) is the only part of the help
--- kept here; CONTENTS is made from it. The text comes from every lua/**/*.lua file:
+-- Run it from the repository root. scripts/help_layout.lua (the header line, the sections
+-- in order with their headings and tags, and the entries of each) is the only part of the
+-- help kept outside lua/; CONTENTS is made from it. The text comes from every
+-- lua/**/*.lua file:
 --
 --   * A function's doc block: the `---` lines right above `function M.name(...)`. Its prose
 --     (every line before the first `---@` tag) is the entry's text. Tags `@param`,
@@ -29,192 +30,15 @@
 -- It fails, writing nothing, when the layout names a text, function or class that no file
 -- has, when a `---@helptext` block is used by no entry, or when a class field is missing
 -- from its setup entry. To document a new function, give it a doc block and add its full
--- name to a section's `entries`. A name is looked up by module (`rpiv_todo.nvim.execute`
--- is `M.execute` in lua/rpiv_todo/nvim/init.lua or any lua/rpiv_todo/nvim/*.lua; a
--- module may be a folder with an init.lua), so functions may move between files of a
--- module.
+-- name to a section's `entries` in scripts/help_layout.lua. A name is looked up by module
+-- (`rpiv_todo.nvim.execute` is `M.execute` in lua/rpiv_todo/nvim/init.lua or any
+-- lua/rpiv_todo/nvim/*.lua; a module may be a folder with an init.lua), so functions may
+-- move between files of a module.
 
 local HELP = "doc/rpiv_todo.txt"
 local WIDTH = 78
 
--- The help's layout. Entry kinds:
---   { fn = "<module>.<name>" }                a function: tag, signature, indented prose
---                                             (`from = "<module>"` picks the file's module
---                                             when a submodule has a function of that name;
---                                             `source = "<module>.<Table>.<name>"` names a
---                                             function of another table, e.g. a method;
---                                             `show = "core.save"` the name the signature shows)
---   { text = "<helptext id>", indent = n }    a free-standing text block (indent: for
---                                             re-wrapped blocks, default 0); `tag` puts a
---                                             tag line above it, `title` a line between
---   { setup = "<module>.setup", classes = { "<class>", ... }, fields = { ... } }
---                                             setup(): tag, signature, prose, one row per
---                                             field (looked up in the classes in order)
--- Entries are separated by one blank line; a section's heading is followed by one, unless
--- the section says `tight = true` (its first entry's tag then sits under the heading).
-local LAYOUT = {
-  title = "The `todo` tool of an LLM agent, with a task panel for Neovim",
-  sections = {
-    {
-      title = "Introduction",
-      tag = "rpiv_todo-intro",
-      entries = { { text = "rpiv_todo-intro" } },
-    },
-    {
-      title = "Install and build",
-      tag = "rpiv_todo-install",
-      entries = {
-        { text = "rpiv_todo-install" },
-        { text = "rpiv_todo.install.run()", tag = "rpiv_todo.install.run()" },
-        { text = "rpiv_todo-install-missing" },
-      },
-    },
-    {
-      title = "Setup",
-      tag = "rpiv_todo-setup",
-      entries = {
-        {
-          setup = "rpiv_todo.setup",
-          call = 'require("rpiv_todo").setup({opts})',
-          -- The tool's own options, then the editor's (known in Neovim only).
-          classes = { "rpiv_todo.SetupOptions", "rpiv_todo.NvimOptions" },
-          fields = {
-            "guidance",
-            "max_widget_lines",
-            "collapse_key",
-            "locale",
-            "overlay",
-            "position",
-            "border",
-            "winblend",
-            "max_width",
-            "padding",
-            "avoid_cursor",
-            "exclude",
-            "win",
-            "zindex",
-            "map_collapse_key",
-            "notify_title",
-            "persist",
-            "persist_max_age_days",
-          },
-        },
-        { text = "rpiv_todo-setup-alias", tag = "rpiv_todo.nvim.setup()", indent = 4 },
-        { text = "rpiv_todo-locale", tag = "rpiv_todo-locale" },
-        { text = "rpiv_todo-persist", tag = "rpiv_todo-persist" },
-        { text = "rpiv_todo-files", tag = "rpiv_todo-files" },
-        { fn = "rpiv_todo.core.save", source = "rpiv_todo.meta.core.core.save", show = "core.save" },
-        { fn = "rpiv_todo.core.load", source = "rpiv_todo.meta.core.core.load", show = "core.load" },
-        { fn = "rpiv_todo.session:save", source = "rpiv_todo.session.Session.save", show = "session:save" },
-        { fn = "rpiv_todo.session:load", source = "rpiv_todo.session.Session.load", show = "session:load" },
-        { fn = "rpiv_todo.set_locale", show = 'require("rpiv_todo").set_locale' },
-        { fn = "rpiv_todo.persist.enable", show = "persist.enable" },
-        { fn = "rpiv_todo.persist.disable", show = "persist.disable" },
-        { fn = "rpiv_todo.persist.path", show = "persist.path" },
-        { fn = "rpiv_todo.persist.status", show = "persist.status" },
-        { fn = "rpiv_todo.persist.check", show = "persist.check" },
-        { fn = "rpiv_todo.persist.file_name", show = "persist.file_name" },
-        { fn = "rpiv_todo.persist.parse_name", show = "persist.parse_name" },
-        { fn = "rpiv_todo.persist.key_prefix", show = "persist.key_prefix" },
-        { fn = "rpiv_todo.persist.sha256", show = "persist.sha256" },
-        { text = "rpiv_todo-file-format" },
-        { text = "rpiv_todo-file-rules", tag = "rpiv_todo-file-rules" },
-        { text = "rpiv_todo-startup" },
-      },
-    },
-    {
-      title = "Commands",
-      tag = "rpiv_todo-commands",
-      entries = {
-        { text = ":Todos", tag = ":Todos" },
-        { text = "rpiv_todo-commands-edit" },
-        { text = ":TodosLanguage", tag = ":TodosLanguage" },
-        { text = ":TodosInstall", tag = ":TodosInstall" },
-        { text = ":TodosToggle", tag = ":TodosToggle" },
-      },
-    },
-    {
-      title = "The panel",
-      tag = "rpiv_todo-panel",
-      tight = true,
-      entries = {
-        { text = "rpiv_todo-overlay", tag = "rpiv_todo-overlay" },
-        { text = "rpiv_todo-panel-session" },
-        { text = "rpiv_todo-panel-place" },
-      },
-    },
-    {
-      title = "Highlight groups",
-      tag = "rpiv_todo-highlights",
-      entries = { { text = "rpiv_todo-highlights" } },
-    },
-    {
-      title = "Host API for front ends",
-      tag = "rpiv_todo-api",
-      entries = {
-        { text = "rpiv_todo-api" },
-        { fn = "rpiv_todo.nvim.execute" },
-        { fn = "rpiv_todo.nvim.turn_started" },
-        { fn = "rpiv_todo.nvim.register_chat" },
-        { fn = "rpiv_todo.nvim.replay" },
-        { fn = "rpiv_todo.nvim.foreground" },
-        { fn = "rpiv_todo.nvim.follow" },
-        { fn = "rpiv_todo.nvim.edit" },
-        { text = "RpivTodoUserEdit", tag = "RpivTodoUserEdit", title = "User RpivTodoUserEdit", indent = 4 },
-        { fn = "rpiv_todo.nvim.last_user_edit" },
-        { fn = "rpiv_todo.nvim.set_win" },
-        { fn = "rpiv_todo.nvim.toggle" },
-        { fn = "rpiv_todo.nvim.hide" },
-        { fn = "rpiv_todo.nvim.show" },
-        { fn = "rpiv_todo.nvim.todos" },
-        { fn = "rpiv_todo.nvim.window" },
-        {
-          text = "rpiv_todo-listen-errors",
-          tag = "rpiv_todo-listen-errors",
-          title = "Session listeners",
-          indent = 4,
-        },
-        { text = "rpiv_todo-lua", tag = "rpiv_todo-lua" },
-        { fn = "rpiv_todo.tool", show = "todo.tool" },
-        { fn = "rpiv_todo.reminder", show = "todo.reminder" },
-        { fn = "rpiv_todo.session", show = "todo.session" },
-        { fn = "rpiv_todo.foreground", show = "todo.foreground" },
-        { fn = "rpiv_todo.on_setup", show = "todo.on_setup" },
-        { fn = "rpiv_todo.attach_overlay", show = "todo.attach_overlay" },
-        { fn = "rpiv_todo.locale", show = "todo.locale" },
-      },
-    },
-    {
-      title = "Adapters",
-      tag = "rpiv_todo-adapters",
-      entries = {
-        { text = "rpiv_todo-adapters" },
-        { text = "rpiv_todo-adapters-codecompanion" },
-        { text = "rpiv_todo-adapters-avante" },
-        { text = "rpiv_todo-adapters-copilotchat" },
-        { text = "rpiv_todo-adapters-mcphub" },
-        { text = "rpiv_todo-mcp" },
-        { text = "rpiv_todo-strict" },
-        { text = "rpiv_todo-adapters-acp" },
-      },
-    },
-    {
-      title = "Health check",
-      tag = "rpiv_todo-health",
-      entries = { { text = "rpiv_todo-health" } },
-    },
-    {
-      title = "Good to know",
-      tag = "rpiv_todo-surprises",
-      entries = {
-        { text = "rpiv_todo-surprises-count" },
-        { text = "rpiv_todo-surprises-key" },
-        { text = "rpiv_todo-surprises-follow" },
-        { text = "rpiv_todo-surprises-edits" },
-      },
-    },
-  },
-}
+local LAYOUT = dofile("scripts/help_layout.lua")
 
 local H = {}
 
@@ -405,14 +229,8 @@ function H.find_fn(db, name, from)
     local m, f = full:match("^(.*)%.([%w_]+)$")
     if entry.exported and f == fn and m:sub(1, #module + 1) == module .. "." then
       if found ~= nil then
-        H.die(
-          name
-            .. " is documented in two files: "
-            .. found.where
-            .. " and "
-            .. entry.where
-            .. ' (give its entry `from = "<module>"`)'
-        )
+        local msg = '%s is documented in two files: %s and %s (give its entry `from = "<module>"`)'
+        H.die(msg:format(name, found.where, entry.where))
       end
       found = entry
     end
@@ -675,14 +493,8 @@ if check then
     local old, new = H.lines(help), H.lines(generated)
     for i = 1, math.max(#old, #new) do
       if old[i] ~= new[i] then
-        io.stderr:write(
-          ("%s is stale from line %d:\n  has:    %s\n  source: %s\n"):format(
-            HELP,
-            i,
-            old[i] or "<end>",
-            new[i] or "<end>"
-          )
-        )
+        local msg = "%s is stale from line %d:\n  has:    %s\n  source: %s\n"
+        io.stderr:write(msg:format(HELP, i, old[i] or "<end>", new[i] or "<end>"))
         break
       end
     end
