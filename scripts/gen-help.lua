@@ -1,11 +1,15 @@
--- scripts/gen-help.lua: writes the API parts of doc/rpiv_todo.txt from the LuaCATS
--- annotations in lua/, so the help and the code say the same thing from one source.
+-- scripts/gen-help.lua: writes doc/rpiv_todo.txt, the whole of `:help rpiv_todo`, from the
+-- LuaCATS annotations in lua/, so the help and the code say the same thing from one source.
+-- Nothing in the help file is edited by hand.
 --
---   luajit scripts/gen-help.lua           rewrite the generated regions of doc/rpiv_todo.txt
+--   luajit scripts/gen-help.lua           rewrite doc/rpiv_todo.txt
 --   luajit scripts/gen-help.lua --check   exit 1 (and say where) when the help is stale
 --
 -- (`nvim -l scripts/gen-help.lua`, lua5.1 and lua5.4 work too: it is plain Lua.)
--- Run it from the repository root. What it reads, in every lua/**/*.lua file:
+-- Run it from the repository root. scripts/help_layout.lua (the header line, the sections
+-- in order with their headings and tags, and the entries of each) is the only part of the
+-- help kept outside lua/; CONTENTS is made from it. The text comes from every
+-- lua/**/*.lua file:
 --
 --   * A function's doc block: the `---` lines right above `function M.name(...)`. Its prose
 --     (every line before the first `---@` tag) is the entry's text. Tags `@param`,
@@ -14,127 +18,27 @@
 --   * A class's fields: `---@field name type inline description`. The `---` prose lines
 --     right above a field, when present, replace its inline description in the help.
 --   * A free-standing text block: a `---` block holding `---@helptext <id>`, not followed
---     by a function. Its prose is inserted where a region asks for `<id>`.
+--     by a function. Help text that documents no one function (sections, command lists,
+--     tables) is such a block, in the module it describes, or in a `---@meta` file under
+--     lua/rpiv_todo/meta/ when that module has no room.
 --
 -- Prose is help text (|links|, `code`, *tags*): paragraphs are re-wrapped to 78 columns;
 -- a line that starts with a space, a `>`/`<` code block, and a line ending in ` >` are
--- kept as written.
+-- kept as written. `---@helptext <id> verbatim` keeps the whole block as written (the one
+-- space after `---` taken off): tables, aligned lists, lines placed by hand.
 --
--- Where it writes: each region below starts at the line holding its `first` tag (inclusive)
--- and ends before the line holding its `stop` tag, or before the next `====` separator when
--- `stop` is "section". Everything outside the regions is left byte for byte.
---
--- To document a new function in the help, give it a doc block and add its full name to a
--- region's `entries` below. A name is looked up by module (`rpiv_todo.nvim.execute` is
--- `M.execute` in lua/rpiv_todo/nvim/init.lua or any
--- lua/rpiv_todo/nvim/*.lua), so functions may move between files of a module.
+-- It fails, writing nothing, when the layout names a text, function or class that no file
+-- has, when a `---@helptext` block is used by no entry, or when a class field is missing
+-- from its setup entry. To document a new function, give it a doc block and add its full
+-- name to a section's `entries` in scripts/help_layout.lua. A name is looked up by module
+-- (`rpiv_todo.nvim.execute` is `M.execute` in lua/rpiv_todo/nvim/init.lua or any
+-- lua/rpiv_todo/nvim/*.lua; a module may be a folder with an init.lua), so functions may
+-- move between files of a module.
 
 local HELP = "doc/rpiv_todo.txt"
 local WIDTH = 78
 
--- The generated regions of the help, in order. Entry kinds:
---   { fn = "<module>.<name>" }                a function: tag, signature, indented prose
---                                             (`from = "<module>"` picks the file's module
---                                             when a submodule has a function of that name;
---                                             `source = "<module>.<Table>.<name>"` names a
---                                             function of another table, e.g. a method;
---                                             `show = "core.save"` the name the signature shows)
---   { text = "<helptext id>", indent = n }    a free-standing text block
---   { setup = "<module>.setup", classes = { "<class>", ... }, fields = { ... } }
---                                             setup(): tag, signature, prose, one row per
---                                             field (looked up in the classes in order)
-local REGIONS = {
-  {
-    first = "*rpiv_todo.setup()*",
-    stop = "*rpiv_todo-locale*",
-    entries = {
-      {
-        setup = "rpiv_todo.setup",
-        call = 'require("rpiv_todo").setup({opts})',
-        -- The tool's own options, then the editor's (known in Neovim only).
-        classes = { "rpiv_todo.SetupOptions", "rpiv_todo.NvimOptions" },
-        fields = {
-          "guidance",
-          "max_widget_lines",
-          "collapse_key",
-          "locale",
-          "overlay",
-          "position",
-          "border",
-          "winblend",
-          "max_width",
-          "padding",
-          "avoid_cursor",
-          "exclude",
-          "win",
-          "zindex",
-          "map_collapse_key",
-          "notify_title",
-          "persist",
-          "persist_max_age_days",
-        },
-      },
-      { text = "rpiv_todo-setup-alias", tag = "rpiv_todo.nvim.setup()", indent = 4 },
-    },
-  },
-  {
-    first = "*rpiv_todo-files*",
-    stop = "The file is the snapshot the tool returns",
-    entries = {
-      { text = "rpiv_todo-files", tag = "rpiv_todo-files", indent = 0 },
-      { fn = "rpiv_todo.core.save", source = "rpiv_todo.meta.core.core.save", show = "core.save" },
-      { fn = "rpiv_todo.core.load", source = "rpiv_todo.meta.core.core.load", show = "core.load" },
-      { fn = "rpiv_todo.session:save", source = "rpiv_todo.session.Session.save", show = "session:save" },
-      { fn = "rpiv_todo.session:load", source = "rpiv_todo.session.Session.load", show = "session:load" },
-      { fn = "rpiv_todo.set_locale", show = 'require("rpiv_todo").set_locale' },
-      { fn = "rpiv_todo.persist.enable", show = "persist.enable" },
-      { fn = "rpiv_todo.persist.disable", show = "persist.disable" },
-      { fn = "rpiv_todo.persist.path", show = "persist.path" },
-      { fn = "rpiv_todo.persist.status", show = "persist.status" },
-      { fn = "rpiv_todo.persist.check", show = "persist.check" },
-      { fn = "rpiv_todo.persist.file_name", show = "persist.file_name" },
-      { fn = "rpiv_todo.persist.parse_name", show = "persist.parse_name" },
-      { fn = "rpiv_todo.persist.key_prefix", show = "persist.key_prefix" },
-      { fn = "rpiv_todo.persist.sha256", show = "persist.sha256" },
-    },
-  },
-  {
-    first = "*rpiv_todo-api*",
-    stop = "section",
-    heading = "7. Host API for front ends",
-    entries = {
-      { text = "rpiv_todo-api", indent = 0 },
-      { fn = "rpiv_todo.nvim.execute" },
-      { fn = "rpiv_todo.nvim.turn_started" },
-      { fn = "rpiv_todo.nvim.register_chat" },
-      { fn = "rpiv_todo.nvim.replay" },
-      { fn = "rpiv_todo.nvim.foreground" },
-      { fn = "rpiv_todo.nvim.follow" },
-      { fn = "rpiv_todo.nvim.edit" },
-      { text = "RpivTodoUserEdit", tag = "RpivTodoUserEdit", title = "User RpivTodoUserEdit" },
-      { fn = "rpiv_todo.nvim.last_user_edit" },
-      { fn = "rpiv_todo.nvim.set_win" },
-      { fn = "rpiv_todo.nvim.toggle" },
-      { fn = "rpiv_todo.nvim.hide" },
-      { fn = "rpiv_todo.nvim.show" },
-      { fn = "rpiv_todo.nvim.todos" },
-      { fn = "rpiv_todo.nvim.window" },
-      {
-        text = "rpiv_todo-listen-errors",
-        tag = "rpiv_todo-listen-errors",
-        title = "Session listeners",
-      },
-      { text = "rpiv_todo-lua", tag = "rpiv_todo-lua", indent = 0 },
-      { fn = "rpiv_todo.tool", show = "todo.tool" },
-      { fn = "rpiv_todo.reminder", show = "todo.reminder" },
-      { fn = "rpiv_todo.session", show = "todo.session" },
-      { fn = "rpiv_todo.foreground", show = "todo.foreground" },
-      { fn = "rpiv_todo.on_setup", show = "todo.on_setup" },
-      { fn = "rpiv_todo.attach_overlay", show = "todo.attach_overlay" },
-      { fn = "rpiv_todo.locale", show = "todo.locale" },
-    },
-  },
-}
+local LAYOUT = dofile("scripts/help_layout.lua")
 
 local H = {}
 
@@ -227,6 +131,7 @@ function H.collect()
   for _, path in ipairs(H.lua_files()) do
     local module = H.module_of(path)
     local lines = H.lines(H.read(path))
+    lines[#lines + 1] = "" -- ends a block that ends the file
     local block = {}
     for lnum, line in ipairs(lines) do
       local doc = line:match("^%-%-%-(.*)$")
@@ -245,14 +150,19 @@ end
 
 ---One `---` block, followed by `line` (the first line after it).
 function H.take_block(db, module, block, line, where)
-  local prose, signatures, helptext, class = {}, {}, nil, nil
+  local prose, signatures, helptext, class, verbatim = {}, {}, nil, nil, false
   local field_prose = {}
   local in_tags = false
   for _, item in ipairs(block) do
     local doc = item.text
     local tag, rest = doc:match("^@(%S+)%s*(.*)$")
     if tag == "helptext" then
-      helptext = rest
+      local mode
+      helptext, mode = rest:match("^(%S+)%s*(.-)%s*$")
+      if helptext == nil or (mode ~= "" and mode ~= "verbatim") then
+        H.die(item.where .. ": expected `---@helptext <id>` or `---@helptext <id> verbatim`")
+      end
+      verbatim = mode == "verbatim"
     elseif tag == "signature" then
       signatures[#signatures + 1] = rest
     elseif tag == "class" then
@@ -281,7 +191,7 @@ function H.take_block(db, module, block, line, where)
     if db.texts[helptext] ~= nil then
       H.die("two @helptext blocks named " .. helptext .. ": " .. db.texts[helptext].where .. " and " .. where)
     end
-    db.texts[helptext] = { prose = prose, where = where }
+    db.texts[helptext] = { prose = prose, where = where, verbatim = verbatim }
     return
   end
   local tbl, name, params = line:match("^function%s+([%w_]+)[%.:]([%w_]+)%s*%((.-)%)")
@@ -319,14 +229,8 @@ function H.find_fn(db, name, from)
     local m, f = full:match("^(.*)%.([%w_]+)$")
     if entry.exported and f == fn and m:sub(1, #module + 1) == module .. "." then
       if found ~= nil then
-        H.die(
-          name
-            .. " is documented in two files: "
-            .. found.where
-            .. " and "
-            .. entry.where
-            .. ' (give its entry `from = "<module>"`)'
-        )
+        local msg = '%s is documented in two files: %s and %s (give its entry `from = "<module>"`)'
+        H.die(msg:format(name, found.where, entry.where))
       end
       found = entry
     end
@@ -444,7 +348,7 @@ function H.signature(short, params)
   return short .. "(" .. table.concat(shown, ", ") .. ")"
 end
 
----The help text of one region entry.
+---The help text of one layout entry.
 function H.render_entry(db, entry)
   local out = {}
   local function add(lines)
@@ -481,7 +385,14 @@ function H.render_entry(db, entry)
     if entry.title then
       out[#out + 1] = entry.title
     end
-    add(H.wrap(block.prose, entry.indent or 4))
+    block.used = true
+    if block.verbatim then
+      for _, l in ipairs(block.prose) do
+        out[#out + 1] = H.strip(l)
+      end
+    else
+      add(H.wrap(block.prose, entry.indent or 0))
+    end
   elseif entry.setup then
     local fn = H.find_fn(db, entry.setup)
     local classes = {}
@@ -519,92 +430,75 @@ function H.render_entry(db, entry)
       end
     end
   else
-    H.die("a region entry of unknown kind")
+    H.die("a layout entry of unknown kind")
   end
   return out
 end
 
----The generated lines of one region.
-function H.render_region(db, region)
-  local out = {}
-  if region.heading then
-    local head = region.heading
-    out[#out + 1] = head .. string.rep(" ", math.max(1, WIDTH - H.width(head) - H.width(region.first))) .. region.first
-    out[#out + 1] = ""
-  end
-  for i, entry in ipairs(region.entries) do
-    if i > 1 then
-      out[#out + 1] = ""
-    end
-    for _, l in ipairs(H.render_entry(db, entry)) do
-      out[#out + 1] = l
-    end
-  end
-  for i, l in ipairs(out) do
-    out[i] = l:gsub("%s+$", "")
-  end
-  return out
-end
-
----The help with every region replaced.
----@param help string
+---A heading: `text`, then `*tag*` ending in column WIDTH.
+---@param text string
+---@param tag string
 ---@return string
-function H.generate(help)
-  local db = H.collect()
-  local lines = H.lines(help)
-  for _, region in ipairs(REGIONS) do
-    local first, stop = nil, nil
-    for i, l in ipairs(lines) do
-      if first == nil and l:find(region.first, 1, true) then
-        first = i
-      elseif first ~= nil and stop == nil then
-        if region.stop == "section" and l:match("^====") then
-          stop = i
-        elseif region.stop ~= "section" and l:find(region.stop, 1, true) then
-          stop = i
-        end
-      end
-    end
-    if first == nil or stop == nil then
-      H.die(HELP .. ": cannot find the region from " .. region.first .. " to " .. region.stop)
-    end
-    local body = H.render_region(db, region)
-    body[#body + 1] = ""
-    local new = {}
-    for i = 1, first - 1 do
-      new[#new + 1] = lines[i]
-    end
-    for _, l in ipairs(body) do
-      new[#new + 1] = l
-    end
-    for i = stop, #lines do
-      new[#new + 1] = lines[i]
-    end
-    lines = new
+function H.heading(text, tag)
+  local mark = "*" .. tag .. "*"
+  return text .. string.rep(" ", math.max(1, WIDTH - H.width(text) - H.width(mark))) .. mark
+end
+
+---The CONTENTS table: one row a section: its number, its title, dots to column 50, its link.
+---@return string[]
+function H.contents()
+  local out = {}
+  for i, section in ipairs(LAYOUT.sections) do
+    local row = ("%3d. %s "):format(i, section.title)
+    out[#out + 1] = row .. string.rep(".", math.max(3, 50 - H.width(row))) .. " |" .. section.tag .. "|"
   end
-  return table.concat(lines, "\n") .. "\n"
+  return out
+end
+
+---The whole help, from the layout and the annotations.
+---@return string
+function H.generate()
+  local db = H.collect()
+  local rule = string.rep("=", WIDTH)
+  local out = { "*rpiv_todo.txt*    " .. LAYOUT.title, "", rule, H.heading("CONTENTS", "rpiv_todo-contents"), "" }
+  local function add(lines)
+    for _, l in ipairs(lines) do
+      out[#out + 1] = (l:gsub("%s+$", ""))
+    end
+  end
+  add(H.contents())
+  for i, section in ipairs(LAYOUT.sections) do
+    add({ "", rule, H.heading(i .. ". " .. section.title, section.tag) })
+    for j, entry in ipairs(section.entries) do
+      if j > 1 or not section.tight then
+        out[#out + 1] = ""
+      end
+      add(H.render_entry(db, entry))
+    end
+  end
+  add({ "", " vim:tw=78:ts=8:ft=help:norl:" })
+  for id, block in pairs(db.texts) do
+    if not block.used then
+      H.die("`---@helptext " .. id .. "` (" .. block.where .. ") is in no section of the layout")
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
 end
 
 local check = arg and arg[1] == "--check"
-local help = H.read(HELP)
-local generated = H.generate(help)
+local generated = H.generate()
 if check then
+  local help = H.read(HELP)
   if generated ~= help then
     local old, new = H.lines(help), H.lines(generated)
     for i = 1, math.max(#old, #new) do
       if old[i] ~= new[i] then
-        io.stderr:write(
-          ("%s is stale from line %d:\n  has:    %s\n  source: %s\n"):format(
-            HELP,
-            i,
-            old[i] or "<end>",
-            new[i] or "<end>"
-          )
-        )
+        local msg = "%s is stale from line %d:\n  has:    %s\n  source: %s\n"
+        io.stderr:write(msg:format(HELP, i, old[i] or "<end>", new[i] or "<end>"))
         break
       end
     end
-    io.stderr:write("Regenerate it with:  luajit scripts/gen-help.lua\n")
+    io.stderr:write("Regenerate it with:  luajit scripts/gen-help.lua (never edit it by hand)\n")
     os.exit(1)
   end
   print(HELP .. " is up to date with the annotations")

@@ -9,8 +9,8 @@
 #      that cannot be installed has its cases listed as skipped with the reason
 #   2. cargo fmt --check, cargo clippy -D warnings; stylua --check and luacheck over the
 #      Lua files (.stylua.toml, .luacheckrc); cargo doc with warnings as errors; cargo
-#      package --list without warnings, build outputs or missing sources; the help's
-#      generated sections fresh (scripts/gen-help.lua --check); emmylua_check over the
+#      package --list without warnings, build outputs or missing sources; the help
+#      generated and fresh (scripts/gen-help.lua --check); emmylua_check over the
 #      repository and the README's configuration blocks (scripts/emmylua-check.sh); every
 #      relative link and #anchor in the Markdown docs resolves (scripts/check-links.py)
 #   3. scripts/features.sh: cargo test for every embedded flavour, the three loadable
@@ -89,8 +89,8 @@ lua_lint() {
     luacheck --no-color --quiet .
 }
 
-# doc/rpiv_todo.txt's API sections are generated from the LuaCATS annotations; fail when
-# they are stale (regenerate with `luajit scripts/gen-help.lua`).
+# doc/rpiv_todo.txt is generated whole from the annotations in lua/; fail when
+# it is stale (regenerate with `luajit scripts/gen-help.lua`).
 help_fresh() {
     luajit scripts/gen-help.lua --check
 }

@@ -356,4 +356,20 @@ function M.check()
   end
 end
 
+---@helptext rpiv_todo-health verbatim
+--- `:checkhealth rpiv_todo` reports where the native library was found, its
+--- version against the Lua scripts', its Lua flavour (with the exact build
+--- command when something is wrong), the locale, the configuration, the panel's
+--- options, the session it shows and the collapse key mapping (with a warning
+--- when the terminal cannot send the key: <C-S-t> inside tmux without
+--- `extended-keys`, GNU screen, the Linux console; it names `collapse_key =
+--- "alt+t"`, which every terminal sends), and under
+--- "rpiv_todo: files" where lists are saved (|rpiv_todo-persist|), the file of
+--- this directory's list, how many lists the state directory holds and their
+--- size, whether other programs' changes are watched, and where
+--- |:TodosLanguage| writes the language. Under "rpiv_todo: install" it shows
+--- the platform (triple, glibc or musl), the base URL in use, the module
+--- |:TodosInstall| put in place (path, version, downloaded or built) and the
+--- module this Neovim loaded.
+
 return M

@@ -295,4 +295,15 @@ end) then
   require("rpiv_todo.native")
 end
 
+---@helptext rpiv_todo-intro verbatim
+--- rpiv_todo gives an LLM agent a task list it keeps across a long session: the
+--- model creates tasks, marks one in progress, completes them, and every reply
+--- records the whole list in the conversation; a compaction keeps it, and a
+--- reload rebuilds it from the conversation or a saved file. The rules live
+--- in a native module written in Rust (`rpiv_todo.core`); the Lua scripts in
+--- `lua/rpiv_todo/` give the tool's spec to the agent front end you use and show
+--- the list to you in a floating window.
+---
+--- Neovim 0.7.2 or later is supported (LuaJIT).
+
 return M

@@ -1,7 +1,7 @@
--- tests/nvim/help_spec.lua: doc/rpiv_todo.txt as Neovim reads it. The API parts are
--- generated from the annotations (scripts/gen-help.lua; scripts/test.sh checks they are
--- fresh); here: :helptags takes the file without an error, every link to one of our tags
--- lands on a tag of the file, and every function the help documents exists.
+-- tests/nvim/help_spec.lua: doc/rpiv_todo.txt as Neovim reads it. It is generated whole
+-- from the annotations (scripts/gen-help.lua; scripts/test.sh checks it is fresh); here:
+-- :helptags takes the file without an error, every link to one of our tags lands on a tag
+-- of the file, and every function the help documents exists.
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local H = {}

@@ -101,4 +101,13 @@ function M.notification(session_id, source, opts)
   return { sessionId = session_id, update = M.plan(source, opts) }
 end
 
+---@helptext rpiv_todo-adapters-acp verbatim
+--- Agent Client Protocol                                 *rpiv_todo-adapters-acp*
+--- >
+---     local acp = require("rpiv_todo.adapters.acp")
+---     notify("session/update", acp.notification(acp_session_id, todo.session(id)))
+--- <
+---     sends the list as a `plan` update: one entry `{ content, priority,
+---     status }` per pending, in-progress or completed task.
+
 return M

@@ -71,4 +71,10 @@ function M.last_user_edit()
   return H.last_edit
 end
 
+---@helptext rpiv_todo-surprises-edits verbatim
+--- Your edits are not seen by the model by itself.
+---     `:Todos add` and friends change the list; the model learns of it when
+---     its next call returns the list, or when your front end records the edit
+---     (|RpivTodoUserEdit|).
+
 return M

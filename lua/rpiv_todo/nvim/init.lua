@@ -261,4 +261,9 @@ function M.window()
   return require("rpiv_todo.nvim.panel").window()
 end
 
+---@helptext rpiv_todo-startup
+--- Nothing happens at startup beyond defining the commands: the front end
+--- attaches (panel, autocommands, highlight groups, key mapping) on the first
+--- tool call of any session, or on the first use of a command or API function.
+
 return M

@@ -295,4 +295,11 @@ function M.render(source, opts)
   return M.paint(source, opts, opts.hidden)
 end
 
+---@helptext rpiv_todo-surprises-count verbatim
+--- The heading counts the panel's tasks.
+---     `● Todos (2/5)` counts what the panel may show. Completed tasks hide
+---     after the turn they were completed in, so after the next turn the same
+---     list reads `● Todos (0/3)`: two tasks left the panel, none was undone.
+---     |:Todos| always counts the whole list.
+
 return M

@@ -139,4 +139,16 @@ function M.strict_parameters()
   return { type = "object", properties = properties, required = required, additionalProperties = false }
 end
 
+---@helptext rpiv_todo-strict verbatim
+--- Strict mode                                                *rpiv_todo-strict*
+---
+--- `require("rpiv_todo").tool({ strict = true })` is the form OpenAI's strict
+--- mode accepts: every property required, optional ones nullable (null: not
+--- given), `additionalProperties = false`, metadata as JSON text. Its `execute`
+--- converts calls back in the native core (serde_json, as for every JSON
+--- argument) and then runs them like any other call, so both forms accept and
+--- refuse the same input and give the same results: metadata integers past
+--- 2^53 stay exact, a lone surrogate escape (`\ud800`) is refused. Metadata
+--- text that is not a JSON object is answered in-band, the list unchanged.
+
 return M

@@ -1,0 +1,86 @@
+---@meta _
+-- Help text of `:help rpiv_todo` (scripts/gen-help.lua writes doc/rpiv_todo.txt from
+-- it); nothing here runs. Section 2, installing the plugin and its native module: the text
+-- is here rather than in install/, which holds the installer's code.
+
+---@helptext rpiv_todo-install verbatim
+--- The repository is the plugin. Its native module (LuaJIT) comes prebuilt:
+--- |rpiv_todo.install.run()| (or |:TodosInstall|) downloads the one for your
+--- platform, checks it and puts it in place. Neovim, git and curl are enough;
+--- building from source with `cargo` is the fallback.
+---
+--- With lazy.nvim:
+--- >
+---     {
+---       "rpiv-todo/rpiv_todo",
+---       build = function() require("rpiv_todo.install").run() end,
+---       opts = {},   -- calls require("rpiv_todo").setup({})
+---     }
+--- <
+--- With Neovim 0.12's |vim.pack| (install on the PackChanged event, defined
+--- before `vim.pack.add`). A first install fires "update" (the checkout) and
+--- then "install": install at "install", and skip the "update" of a plugin
+--- being installed. A local checkout is a `file://` URL (a plain path makes
+--- git warn about `--filter`). The README's block, which the tests run:
+--- >
+---     local installing = {}
+---     vim.api.nvim_create_autocmd({ "PackChangedPre", "PackChanged" }, {
+---       callback = function(ev)
+---         local d = ev.data
+---         if d.spec.name ~= "rpiv_todo" or d.kind == "delete" then
+---           return
+---         end
+---         if ev.event == "PackChangedPre" then
+---           if d.kind == "install" then installing[d.path] = true end
+---           return
+---         end
+---         if d.kind == "update" and installing[d.path] then
+---           return
+---         end
+---         installing[d.path] = nil
+---         if not d.active then vim.cmd.packadd("rpiv_todo") end
+---         local ok, err = require("rpiv_todo.install").run()
+---         if not ok then
+---           vim.notify("rpiv_todo: " .. err, vim.log.levels.ERROR)
+---         end
+---       end,
+---     })
+---     vim.pack.add({ { src = "https://github.com/rpiv-todo/rpiv_todo",
+---                      name = "rpiv_todo" } })
+--- <
+--- With the built-in package loader (|packages|):
+--- >
+---     git clone https://github.com/rpiv-todo/rpiv_todo \
+---       ~/.local/share/nvim/site/pack/rpiv/start/rpiv_todo
+---     nvim --headless -c TodosInstall -c 'helptags ALL' -c q
+--- <
+--- then `require("rpiv_todo").setup({})` in your config.
+---
+--- From source instead (needs a Rust toolchain): `scripts/build-module.sh luajit`
+--- in the plugin's folder compiles the module to `lua/rpiv_todo/core.so`; as a
+--- lazy.nvim `build` string, or run with |vim.system()| in the PackChanged
+--- callback.
+
+---@helptext rpiv_todo.install.run() verbatim
+--- require("rpiv_todo.install").run({opts})
+---                 Blocking; returns `true`, or `nil` and an error naming the
+---                 step, the URL and what to do (also shown with |vim.notify()|
+---                 unless `quiet = true`). {opts}:
+---                 `base_url`     where releases live (default: the environment
+---                                variable `RPIV_TODO_BASE_URL`, else the
+---                                project's GitHub release downloads); files:
+---                      `<base_url>/v<version>/rpiv_todo_core-<triple>.<ext>`
+---                                and its `.sha256`
+---                 `from_source`  `"auto"` (default: build with cargo when no
+---                                asset fits or the download fails and cargo is
+---                                on PATH), `true` (only build), `false` (never)
+---                 `force`        install even when this version's module is
+---                                already in place
+---                 The download goes to a temporary file in `<plugin>/lib/`
+---                 (curl honours `HTTPS_PROXY` and `NO_PROXY`); its SHA-256 must
+---                 match, it must load once with |package.loadlib()|, and only
+---                 then is it moved to `lib/rpiv_todo_core-<version>-<hash>.<ext>`
+---                 and named in `lib/installed.txt`. A file is never rewritten in
+---                 place: a running Neovim keeps the module it loaded. Offline,
+---                 put the asset and its `.sha256` in `<plugin>/lib/` and run
+---                 |:TodosInstall|.

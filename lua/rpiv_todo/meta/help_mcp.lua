@@ -1,0 +1,16 @@
+---@meta _
+-- Help text of `:help rpiv_todo` (scripts/gen-help.lua writes doc/rpiv_todo.txt from
+-- it); nothing here runs. The MCP server (examples/mcp/) has no Lua module of its own.
+
+---@helptext rpiv_todo-mcp verbatim
+--- Agents outside the editor                                    *rpiv_todo-mcp*
+---
+--- `npx -y rpiv-todo-mcp` (Node) or the plugin's `scripts/mcp.sh` (the server
+--- |:TodosInstall| put in lib/, or `cargo build --release -p rpiv_todo_mcp`) is
+--- an MCP server on stdio for Claude Code, Codex, Gemini CLI and other MCP
+--- clients (the README shows their config). Options: --state-dir DIR,
+--- --session NAME, --config FILE, --structured (also send structuredContent;
+--- off by default, since some clients then show the model only that). It saves the list of its working directory
+--- where `persist = true` keeps it (|rpiv_todo-persist|), so the panel shows the
+--- agent's tasks and the agent sees your |:Todos| edits. Its Lua config (a
+--- guidance override, say) is `~/.config/rpiv_todo/mcp.lua`.
