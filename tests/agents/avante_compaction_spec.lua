@@ -27,42 +27,10 @@ local ROOT = os.getenv("RPIV_ROOT")
 local A = dofile(ROOT .. "/tests/agents/common.lua")
 local H = {}
 
-H.TURN1 = {
-  tool_calls = {
-    { "todo", '{"action":"create","subject":"Write the parser"}' },
-    { "todo", '{"action":"create","subject":"Test the parser","blockedBy":[1]}' },
-    { "todo", '{"action":"create","subject":"Document the parser"}' },
-    { "todo", '{"action":"update","id":1,"status":"completed"}' },
-  },
-}
-H.TURN2 = {
-  tool_calls = {
-    { "todo", '{"action":"update","id":2,"status":"in_progress"}' },
-    { "todo", '{"action":"create","subject":"Benchmark the parser"}' },
-  },
-}
-H.SUMMARY = "The user asked for work on a parser. Part of it is done; the rest continues."
-H.TURN3 = {
-  tool_calls = {
-    { "todo", '{"action":"list"}' },
-    { "todo", '{"action":"create","subject":"Release the parser"}' },
-  },
-}
-H.LIST_MARK = "The todo list as it stands"
+local S = A.STORY
 
 function H.finish(result)
   return { tool_calls = { { "attempt_completion", vim.json.encode({ result = result }) } } }
-end
-
----The saved lists under XDG_STATE_HOME (persist's directory).
-function H.saved_files()
-  local dir = os.getenv("XDG_STATE_HOME") .. "/nvim/rpiv_todo"
-  local names = {}
-  for _, path in ipairs(vim.fn.glob(dir .. "/*.json", true, true)) do
-    names[#names + 1] = vim.fn.fnamemodify(path, ":t")
-  end
-  table.sort(names)
-  return names
 end
 
 H.replies = {}
@@ -82,12 +50,7 @@ function H.setup(server, persist)
     }
   end
   vim.env.OPENAI_API_KEY = "sk-test-not-a-key"
-  local todo = require("rpiv_todo")
-  todo.setup({ locale = "en" })
-  vim.cmd("runtime plugin/rpiv_todo.lua")
-  if persist then
-    todo.setup({ locale = "en", persist = true })
-  end
+  A.setup_todo(persist)
   require("avante").setup({
     provider = "openai",
     providers = {
@@ -145,10 +108,10 @@ function H.child(phase, out)
   local server
   if phase == "session" then
     server = A.start_server({
-      H.TURN1,
+      S.TURN1,
       H.finish("The parser is written."),
-      { text = H.SUMMARY }, -- the summary request
-      H.TURN2, -- the first request after it
+      { text = S.SUMMARY }, -- the summary request
+      S.TURN2, -- the first request after it
       H.finish("Testing now."),
     }, "never")
     H.setup(server, persist)
@@ -167,7 +130,7 @@ function H.child(phase, out)
     if os.getenv("RPIV_SEED") ~= nil then
       math.randomseed(tonumber(os.getenv("RPIV_SEED")))
     end
-    server = A.start_server({ H.TURN3, H.finish("Listed.") }, "never", "again")
+    server = A.start_server({ S.TURN3, H.finish("Listed.") }, "never", "again")
     H.setup(server, persist)
     out.turn3 = H.ask(server, "Where are we?", 2)
     out.replies = H.replies
@@ -177,7 +140,7 @@ function H.child(phase, out)
   if persist then
     out.file = require("rpiv_todo.persist").path(out.session)
   end
-  out.files = H.saved_files()
+  out.files = A.saved_files()
   server.stop()
   -- avante writes its history file a second after the last change (a debounce).
   vim.wait(1500, function()
@@ -232,34 +195,7 @@ local function run(phase, persist, seed)
   return out
 end
 
--- The text of a message's content (a string or a list of parts).
-local function text_of(content)
-  if type(content) == "string" then
-    return content
-  end
-  local parts = {}
-  for _, part in ipairs(type(content) == "table" and content or {}) do
-    parts[#parts + 1] = type(part) == "table" and type(part.text) == "string" and part.text or ""
-  end
-  return table.concat(parts, "\n")
-end
-
--- How often `needle` occurs in the request (its messages, the system prompt among them).
-local function count_in(body, needle)
-  local n = 0
-  for _, m in ipairs(body.messages or {}) do
-    local text = text_of(m.content)
-    local from = 1
-    while true do
-      local at = text:find(needle, from, true)
-      if at == nil then
-        break
-      end
-      n, from = n + 1, at + #needle
-    end
-  end
-  return n
-end
+local count_in = A.count_in
 
 local SESSION = run("session", true)
 local LIST_AFTER = table.concat({
@@ -281,9 +217,9 @@ end)
 T.test("avante: the first request after the memory summary carries the list once", function()
   local summary_request, after = SESSION.summary, SESSION.turn2[1]
   T.ok(count_in(summary_request, "Here is the conversation so far") > 0, "the summary request")
-  T.eq(count_in(summary_request, H.LIST_MARK), 0, "no list before the summary")
-  T.eq(count_in(after, "<memory>" .. H.SUMMARY .. "</memory>"), 1, "the memory is in it")
-  T.eq(count_in(after, H.LIST_MARK), 1, "the list, once")
+  T.eq(count_in(summary_request, S.LIST_MARK), 0, "no list before the summary")
+  T.eq(count_in(after, "<memory>" .. S.SUMMARY .. "</memory>"), 1, "the memory is in it")
+  T.eq(count_in(after, S.LIST_MARK), 1, "the list, once")
   T.eq(count_in(after, COMPACT), 1, "the compact form")
   T.eq(count_in(after, "Reminder from the todo tool"), 0, "no reminder with it")
   T.eq(count_in(after, "Created #"), 0, "turn 1's results are not in it")

@@ -27,29 +27,7 @@ local ROOT = os.getenv("RPIV_ROOT")
 local A = dofile(ROOT .. "/tests/agents/common.lua")
 local H = {}
 
-H.TURN1 = {
-  tool_calls = {
-    { "todo", '{"action":"create","subject":"Write the parser"}' },
-    { "todo", '{"action":"create","subject":"Test the parser","blockedBy":[1]}' },
-    { "todo", '{"action":"create","subject":"Document the parser"}' },
-    { "todo", '{"action":"update","id":1,"status":"completed"}' },
-  },
-}
-H.TURN2 = {
-  tool_calls = {
-    { "todo", '{"action":"update","id":2,"status":"in_progress"}' },
-    { "todo", '{"action":"create","subject":"Benchmark the parser"}' },
-  },
-}
-H.SUMMARY = "The user asked for work on a parser. Part of it is done; the rest continues."
-H.TURN3 = {
-  tool_calls = {
-    { "todo", '{"action":"list"}' },
-    { "todo", '{"action":"create","subject":"Release the parser"}' },
-  },
-}
--- The marker of the list's text (session.lua's compact form).
-H.LIST_MARK = "The todo list as it stands"
+local S = A.STORY
 
 ---JSON-safe copy of a chat's messages (what a history extension writes): functions and
 ---other values JSON cannot hold are left out.
@@ -69,26 +47,10 @@ function H.plain(v, depth)
   return nil
 end
 
----The saved lists under XDG_STATE_HOME (persist's directory).
-function H.saved_files()
-  local dir = os.getenv("XDG_STATE_HOME") .. "/nvim/rpiv_todo"
-  local names = {}
-  for _, path in ipairs(vim.fn.glob(dir .. "/*.json", true, true)) do
-    names[#names + 1] = vim.fn.fnamemodify(path, ":t")
-  end
-  table.sort(names)
-  return names
-end
-
 ---codecompanion with the todo tool (the README's setup) and the scripted server (its chat
 ---completions, or with `responses` its Responses API); rpiv_todo with or without persist.
 function H.setup(server, persist, responses)
-  local todo = require("rpiv_todo")
-  todo.setup({ locale = "en" })
-  vim.cmd("runtime plugin/rpiv_todo.lua")
-  if persist then
-    todo.setup({ locale = "en", persist = true })
-  end
+  A.setup_todo(persist)
   local cc = require("codecompanion")
   cc.setup({
     adapters = {
@@ -177,12 +139,12 @@ function H.child(phase, out)
   A.require_deps({ "plenary.nvim", "codecompanion.nvim" })
   local persist = os.getenv("RPIV_PERSIST") == "1"
   local adapter = require("rpiv_todo.adapters.codecompanion")
-  out.files_before = H.saved_files()
+  out.files_before = A.saved_files()
   if phase == "adapter" then
     local server = A.start_server({
-      H.TURN1,
+      S.TURN1,
       { text = "The parser is written." },
-      vim.tbl_extend("force", H.TURN2, { compaction = true }), -- the server compacted
+      vim.tbl_extend("force", S.TURN2, { compaction = true }), -- the server compacted
       { text = "Testing now." },
     }, "never")
     local cc = H.setup(server, persist, true)
@@ -194,7 +156,7 @@ function H.child(phase, out)
     out.session = adapter.session_of(chat)
     vim.fn.writefile({ vim.json.encode(H.plain(chat.messages)) }, os.getenv("RPIV_HISTORY"), "b")
     server.stop()
-    out.files = H.saved_files()
+    out.files = A.saved_files()
     -- In this editor: a copy of the open chat is another chat (a list of its own); the
     -- chat closed and opened again from its messages is the same chat.
     local copy = cc.chat({ messages = H.plain(chat.messages), auto_submit = false })
@@ -207,11 +169,11 @@ function H.child(phase, out)
     return
   elseif phase == "session" then
     local server = A.start_server({
-      H.TURN1,
+      S.TURN1,
       { text = "The parser is written; the tests and the docs are next." },
-      { text = H.SUMMARY }, -- the summary (a background request)
+      { text = S.SUMMARY }, -- the summary (a background request)
       { text = "Ready to go on." }, -- the request after the compaction
-      H.TURN2,
+      S.TURN2,
       { text = "Testing now." },
     }, "never")
     local cc = H.setup(server, persist)
@@ -233,7 +195,7 @@ function H.child(phase, out)
     end
     vim.fn.writefile({ vim.json.encode(H.plain(chat.messages)) }, os.getenv("RPIV_HISTORY"), "b")
     server.stop()
-    out.files = H.saved_files()
+    out.files = A.saved_files()
     -- In this editor: a copy of the open chat is another chat (a list of its own); the
     -- chat closed and opened again from its messages is the same chat.
     local copy = cc.chat({ messages = H.plain(chat.messages), auto_submit = false })
@@ -246,7 +208,7 @@ function H.child(phase, out)
     return
   else
     -- Call ids of its own: the chat's history holds the first server's.
-    local server = A.start_server({ H.TURN3, { text = "Listed." } }, "never", "again")
+    local server = A.start_server({ S.TURN3, { text = "Listed." } }, "never", "again")
     local cc = H.setup(server, persist)
     local messages = vim.json.decode(table.concat(vim.fn.readfile(os.getenv("RPIV_HISTORY"), "b"), "\n"))
     local chat = cc.chat({ messages = messages, auto_submit = false })
@@ -257,7 +219,7 @@ function H.child(phase, out)
     end
     server.stop()
   end
-  out.files = H.saved_files()
+  out.files = A.saved_files()
 end
 
 local PHASE = os.getenv("RPIV_PHASE")
@@ -306,21 +268,12 @@ local function run(phase, persist, messages_file)
   return out
 end
 
--- How often `needle` occurs in the request's messages.
+-- How often `needle` occurs in the request's messages (codecompanion's carry their text
+-- as a string).
 local function count_in(body, needle)
-  local n = 0
-  for _, m in ipairs(body.messages or {}) do
-    local text = type(m.content) == "string" and m.content or ""
-    local from = 1
-    while true do
-      local at = text:find(needle, from, true)
-      if at == nil then
-        break
-      end
-      n, from = n + 1, at + #needle
-    end
-  end
-  return n
+  return A.count_in(body, needle, function(content)
+    return type(content) == "string" and content or ""
+  end)
 end
 
 local SESSION = run("session", true)
@@ -341,8 +294,8 @@ T.test("codecompanion v19: the first request after the compaction carries the li
   local summary_request, after = SESSION.compaction[1], SESSION.compaction[2]
   T.ok(count_in(summary_request, "summary of the conversation") > 0, "the summary request")
   T.eq(count_in(summary_request, "Write the parser") > 0, true, "the summarizer saw turn 1")
-  T.eq(count_in(after, H.SUMMARY), 1, "the summary is in it")
-  T.eq(count_in(after, H.LIST_MARK), 1, "the list, once")
+  T.eq(count_in(after, S.SUMMARY), 1, "the summary is in it")
+  T.eq(count_in(after, S.LIST_MARK), 1, "the list, once")
   T.eq(count_in(after, "Reminder from the todo tool"), 0, "no reminder with it")
   T.eq(count_in(after, "Created #"), 0, "turn 1's results are gone")
   local last = after.messages[#after.messages]
@@ -361,7 +314,7 @@ T.test("codecompanion v19: turn 2 runs on the kept list, which stays in view as 
   T.eq(results["call_5_1"], "Updated #2 (pending → in_progress)", "update")
   T.eq(results["call_5_2"], "Created #4: Benchmark the parser (pending)", "create")
   for i, body in ipairs(SESSION.turn2) do
-    T.eq(count_in(body, H.LIST_MARK), 1, "turn 2 request " .. i .. ": the list once, as it was")
+    T.eq(count_in(body, S.LIST_MARK), 1, "turn 2 request " .. i .. ": the list once, as it was")
     T.eq(count_in(body, "[pending] #2 Test the parser"), 1, "turn 2 request " .. i .. ": the rendering kept")
   end
   T.eq(SESSION.list_messages, 1, "one list message in the chat")
@@ -398,7 +351,7 @@ local function responses_input(body)
       compaction = i
     elseif item.type == "function_call_output" then
       outputs[item.call_id] = item.output
-    elseif type(item.content) == "string" and item.content:find(H.LIST_MARK, 1, true) then
+    elseif type(item.content) == "string" and item.content:find(S.LIST_MARK, 1, true) then
       lists[#lists + 1] = i
     end
   end

@@ -227,4 +227,98 @@ function M.readme_snippet(marker)
   error("README.md has no code block after <!-- " .. marker .. " -->", 2)
 end
 
+-- ---------------------------------------------------------------------------
+-- The compaction story both compaction specs play (avante, codecompanion)
+-- ---------------------------------------------------------------------------
+
+---The scripted turns: turn 1 creates #1 Write the parser, #2 Test the parser (blocked by
+---#1), #3 Document the parser and completes #1; the summary names no task; turn 2 sets #2
+---in_progress and creates #4; turn 3 (after a restart) lists and creates a task.
+M.STORY = {
+  TURN1 = {
+    tool_calls = {
+      { "todo", '{"action":"create","subject":"Write the parser"}' },
+      { "todo", '{"action":"create","subject":"Test the parser","blockedBy":[1]}' },
+      { "todo", '{"action":"create","subject":"Document the parser"}' },
+      { "todo", '{"action":"update","id":1,"status":"completed"}' },
+    },
+  },
+  TURN2 = {
+    tool_calls = {
+      { "todo", '{"action":"update","id":2,"status":"in_progress"}' },
+      { "todo", '{"action":"create","subject":"Benchmark the parser"}' },
+    },
+  },
+  SUMMARY = "The user asked for work on a parser. Part of it is done; the rest continues.",
+  TURN3 = {
+    tool_calls = {
+      { "todo", '{"action":"list"}' },
+      { "todo", '{"action":"create","subject":"Release the parser"}' },
+    },
+  },
+  -- The marker of the list's text (session.lua's compact form).
+  LIST_MARK = "The todo list as it stands",
+}
+
+---rpiv_todo as the README sets it up in Neovim, with or without `persist`.
+---@param persist boolean|nil
+function M.setup_todo(persist)
+  local todo = require("rpiv_todo")
+  todo.setup({ locale = "en" })
+  vim.cmd("runtime plugin/rpiv_todo.lua")
+  if persist then
+    todo.setup({ locale = "en", persist = true })
+  end
+end
+
+---The names of the saved lists under XDG_STATE_HOME (persist's directory), sorted.
+---@return string[]
+function M.saved_files()
+  local dir = os.getenv("XDG_STATE_HOME") .. "/nvim/rpiv_todo"
+  local names = {}
+  for _, path in ipairs(vim.fn.glob(dir .. "/*.json", true, true)) do
+    names[#names + 1] = vim.fn.fnamemodify(path, ":t")
+  end
+  table.sort(names)
+  return names
+end
+
+---The text of a message's content: a string, or a list of parts with `text`.
+---@param content any
+---@return string
+function M.text_of(content)
+  if type(content) == "string" then
+    return content
+  end
+  local parts = {}
+  for _, part in ipairs(type(content) == "table" and content or {}) do
+    parts[#parts + 1] = type(part) == "table" and type(part.text) == "string" and part.text or ""
+  end
+  return table.concat(parts, "\n")
+end
+
+---How many times `needle` occurs in the messages of a chat-completions request body (the
+---system prompt among them); `text_of(content)` gives a message's text (default
+---`M.text_of`).
+---@param body table
+---@param needle string
+---@param text_of? fun(content: any): string
+---@return integer
+function M.count_in(body, needle, text_of)
+  text_of = text_of or M.text_of
+  local n = 0
+  for _, m in ipairs(body.messages or {}) do
+    local text = text_of(m.content)
+    local from = 1
+    while true do
+      local at = text:find(needle, from, true)
+      if at == nil then
+        break
+      end
+      n, from = n + 1, at + #needle
+    end
+  end
+  return n
+end
+
 return M
