@@ -222,14 +222,7 @@ function H.child(phase, out)
   out.files = A.saved_files()
 end
 
-local PHASE = os.getenv("RPIV_PHASE")
-if PHASE ~= nil then
-  local out = {}
-  local ok, err = xpcall(H.child, debug.traceback, PHASE, out)
-  if not ok then
-    out.error = tostring(err)
-  end
-  vim.fn.writefile({ vim.json.encode(out) }, os.getenv("RPIV_OUT"), "b")
+if A.child_phase(H.child) then
   return
 end
 

@@ -260,6 +260,25 @@ M.STORY = {
   LIST_MARK = "The todo list as it stands",
 }
 
+---In a child Neovim of a story (RPIV_PHASE set, see tests/nvim/child.lua): run
+---`child(phase, out)`, write `out` (with `error` when it raised) to RPIV_OUT as JSON, and
+---return true. In the parent: return false.
+---@param child fun(phase: string, out: table)
+---@return boolean
+function M.child_phase(child)
+  local phase = os.getenv("RPIV_PHASE")
+  if phase == nil then
+    return false
+  end
+  local out = {}
+  local ok, err = xpcall(child, debug.traceback, phase, out)
+  if not ok then
+    out.error = tostring(err)
+  end
+  vim.fn.writefile({ vim.json.encode(out) }, os.getenv("RPIV_OUT"), "b")
+  return true
+end
+
 ---rpiv_todo as the README sets it up in Neovim, with or without `persist`.
 ---@param persist boolean|nil
 function M.setup_todo(persist)
