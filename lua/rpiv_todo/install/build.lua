@@ -60,7 +60,9 @@ end
 ---once, and move both into place like a download. Sets ctx.server_path when the server
 ---was placed.
 ---@param ctx table the run's context (rpiv_todo.install builds it)
----@return string|nil path the module's, string|nil err, string|nil how "built"
+---@return string|nil path the module's path
+---@return string|nil err
+---@return string|nil how "built"
 function M.build(ctx)
   local todo = "install Rust (https://rustup.rs) and run :TodosInstall again, or "
     .. "run :TodosInstall download when a prebuilt module exists for this platform"

@@ -116,7 +116,9 @@ end
 ---Download and verify the module (and the server), load the module once and run the
 ---server once, then move both into place. Sets ctx.server_path when the server was placed.
 ---@param ctx table the run's context (rpiv_todo.install builds it)
----@return string|nil path the module's, string|nil err, string|nil how "downloaded" | "copied"
+---@return string|nil path the module's path
+---@return string|nil err
+---@return string|nil how "downloaded" | "copied"
 function M.download(ctx)
   local module, err = H.fetch(ctx, release.asset_name(ctx.target))
   if not module then

@@ -169,9 +169,9 @@ H.KINDS = {
 ---@param kind? "module"|"server"
 ---@return string|nil path, string|nil err
 function M.place(ctx, tmp, hash, record, kind)
-  kind = H.KINDS[kind or "module"]
+  local spec = H.KINDS[kind or "module"]
   local name
-  if kind == H.KINDS.module then
+  if spec == H.KINDS.module then
     name = string.format("rpiv_todo_core-%s-%s.%s", ctx.version, hash:sub(1, 16), ctx.ext)
   else
     name = string.format("rpiv_todo_mcp-%s-%s%s", ctx.version, hash:sub(1, 16), ctx.exe)
@@ -193,19 +193,19 @@ function M.place(ctx, tmp, hash, record, kind)
     end
   end
   record.version, record.file, record.sha256 = ctx.version, name, hash
-  if kind == H.KINDS.module then
+  if spec == H.KINDS.module then
     record.flavour = "luajit"
   end
   local rec_tmp = M.temp(ctx.dir, "record")
   local ok, err = M.write(rec_tmp, installed.format(record))
   if ok then
-    ok, err = M.rename(rec_tmp, ctx.dir .. "/" .. kind.record)
+    ok, err = M.rename(rec_tmp, ctx.dir .. "/" .. spec.record)
   end
   if not ok then
     os.remove(rec_tmp)
-    return nil, "cannot write " .. ctx.dir .. "/" .. kind.record .. ": " .. tostring(err)
+    return nil, "cannot write " .. ctx.dir .. "/" .. spec.record .. ": " .. tostring(err)
   end
-  H.sweep(ctx.dir, name, kind)
+  H.sweep(ctx.dir, name, spec)
   return final
 end
 

@@ -47,7 +47,9 @@ end
 ---The C library of this process on Linux, without a compiler: glibc answers
 ---gnu_get_libc_version() (through LuaJIT's FFI); else the libraries mapped into the
 ---process (/proc/self/maps) name musl's loader; else musl's loader on disk.
----@return string libc "gnu" | "musl", string|nil version, string how it was found
+---@return string libc "gnu" | "musl"
+---@return string|nil version
+---@return string how how it was found
 function H.linux_libc()
   local has_ffi, ffi = pcall(require, "ffi")
   if has_ffi then
