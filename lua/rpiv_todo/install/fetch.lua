@@ -1,0 +1,180 @@
+-- rpiv_todo.install.fetch: the download path. Each asset and its .sha256 come with curl
+-- (which reads HTTPS_PROXY, https_proxy, ALL_PROXY and NO_PROXY itself), or from lib/
+-- when both were put there by hand, into a temporary file in lib/; the asset is checked
+-- against its .sha256, the module loaded once and the server run once, and only then is
+-- each moved into place (rpiv_todo.install.lib). Any failure before the moves leaves the
+-- previous files and records as they were.
+-- Neovim glue: curl through vim.fn.system.
+
+local fail = require("rpiv_todo.install.fail").fail
+local lib = require("rpiv_todo.install.lib")
+local release = require("rpiv_todo.install.release")
+local sha256 = require("rpiv_todo.sha256")
+local smoke = require("rpiv_todo.install.smoke")
+
+local M = {}
+local H = {}
+
+-- curl URL into the file OUT. Returns true, or nil and curl's own words.
+function H.curl(url, out)
+  if vim.fn.executable("curl") ~= 1 then
+    return nil, "curl is not on PATH"
+  end
+  local output = vim.fn.system({
+    "curl",
+    "--fail",
+    "--location",
+    "--silent",
+    "--show-error",
+    "--connect-timeout",
+    "20",
+    "--max-time",
+    "300",
+    "--output",
+    out,
+    url,
+  })
+  if vim.v.shell_error ~= 0 then
+    os.remove(out)
+    return nil, "curl exited with " .. vim.v.shell_error .. ": " .. tostring(output):gsub("%s+$", "")
+  end
+  return true
+end
+
+-- What to do without a network: the files to fetch by hand and the folder to put them in.
+function H.offline_advice(ctx)
+  local urls = { release.asset_url(ctx.base_url, ctx.version, release.asset_name(ctx.target)) }
+  if ctx.server then
+    urls[2] = release.asset_url(ctx.base_url, ctx.version, release.server_asset_name(ctx.target))
+  end
+  local files = {}
+  for _, url in ipairs(urls) do
+    files[#files + 1] = url .. " and " .. url .. ".sha256"
+  end
+  return "download "
+    .. table.concat(files, ", and ")
+    .. " where you are online, put "
+    .. (#urls == 1 and "both" or "all four")
+    .. " in "
+    .. ctx.dir
+    .. "/ and run :TodosInstall again"
+end
+
+---Fetch one asset and its .sha256 (from lib/ when both were put there by hand, else with
+---curl) into a temporary file in lib/ (its name ending in `suffix`: .exe for a Windows
+---program, which is run before it is moved), and verify it. Returns
+---{ tmp, hash, url, source, by_hand }, or nil and the error.
+function H.fetch(ctx, asset, suffix)
+  local url = release.asset_url(ctx.base_url, ctx.version, asset)
+  local by_hand = ctx.dir .. "/" .. asset
+  local offline = H.offline_advice(ctx)
+  local tmp = lib.temp(ctx.dir, "download") .. (suffix or "")
+  local data, sums, source
+  if lib.exists(by_hand) and lib.exists(by_hand .. ".sha256") then
+    -- Put there by hand (offline): use those two files instead of the network.
+    url, source = "file://" .. by_hand, "copied"
+    data, sums = lib.read(by_hand), lib.read(by_hand .. ".sha256")
+    if data == nil or sums == nil then
+      return nil, fail("read", "cannot read " .. by_hand .. " or its .sha256", url, offline)
+    end
+    local ok, err = lib.write(tmp, data)
+    if not ok then
+      return nil, fail("copy", err, url, "check that " .. ctx.dir .. " is writable")
+    end
+  else
+    source = "downloaded"
+    local ok, err = H.curl(url .. ".sha256", tmp .. ".sha256")
+    if ok then
+      ok, err = H.curl(url, tmp)
+    end
+    if not ok then
+      os.remove(tmp .. ".sha256")
+      local proxy = os.getenv("HTTPS_PROXY") or os.getenv("https_proxy") or os.getenv("ALL_PROXY")
+      local hint = proxy and (" (curl used the proxy " .. proxy .. ")") or ""
+      return nil, fail("download", tostring(err) .. hint, url, offline)
+    end
+    sums = lib.read(tmp .. ".sha256")
+    os.remove(tmp .. ".sha256")
+    data = lib.read(tmp)
+  end
+  local want, perr = release.parse_sha256(sums or "", asset)
+  local got = data and sha256(data)
+  if want == nil or got ~= want then
+    os.remove(tmp)
+    local detail = perr or ("the file's SHA-256 is " .. tostring(got) .. ", the .sha256 says " .. want)
+    return nil,
+      fail(
+        "verify",
+        detail .. " (a truncated or altered download); nothing was changed",
+        url,
+        "run :TodosInstall again; if it keeps failing, " .. offline
+      )
+  end
+  return { tmp = tmp, hash = want, url = url, source = source, by_hand = source == "copied" and by_hand or nil }
+end
+
+---Download and verify the module (and the server), load the module once and run the
+---server once, then move both into place. Sets ctx.server_path when the server was placed.
+---@param ctx table the run's context (rpiv_todo.install builds it)
+---@return string|nil path the module's path
+---@return string|nil err
+---@return string|nil how "downloaded" | "copied"
+function M.download(ctx)
+  local module, err = H.fetch(ctx, release.asset_name(ctx.target))
+  if not module then
+    return nil, err
+  end
+  local _, lerr = smoke.load_module(module.tmp, ctx.version)
+  if lerr then
+    os.remove(module.tmp)
+    return nil,
+      fail("load", lerr .. "; nothing was changed", module.url, "report it with :checkhealth rpiv_todo's output")
+  end
+  local server
+  if ctx.server then
+    server, err = H.fetch(ctx, release.server_asset_name(ctx.target), ctx.exe)
+    if not server then
+      os.remove(module.tmp)
+      return nil, err
+    end
+    local _, serr = smoke.run_server(server.tmp, ctx.version)
+    if serr then
+      os.remove(module.tmp)
+      os.remove(server.tmp)
+      return nil, fail("run the server", serr .. "; nothing was changed", server.url, "report it with the output above")
+    end
+  end
+  local path, merr = lib.place(ctx, module.tmp, module.hash, {
+    source = module.source,
+    url = module.url,
+    triple = ctx.target.triple,
+  })
+  if not path then
+    os.remove(module.tmp)
+    if server then
+      os.remove(server.tmp)
+    end
+    return nil, fail("move into place", merr, module.url, "check that " .. ctx.dir .. " is writable")
+  end
+  if server then
+    local spath, serr = lib.place(ctx, server.tmp, server.hash, {
+      source = server.source,
+      url = server.url,
+      triple = ctx.target.triple,
+    }, "server")
+    if not spath then
+      os.remove(server.tmp)
+      return nil, fail("move into place", serr, server.url, "check that " .. ctx.dir .. " is writable")
+    end
+    ctx.server_path = spath
+  end
+  for _, fetched in ipairs({ module, server or {} }) do
+    if fetched.by_hand then
+      os.remove(fetched.by_hand)
+      os.remove(fetched.by_hand .. ".sha256")
+    end
+  end
+  return path, nil, module.source
+end
+
+return M

@@ -1,0 +1,211 @@
+-- rpiv_todo.install: put the native module and the MCP server in place without a Rust
+-- toolchain.
+--
+--   require("rpiv_todo.install").run({ base_url = ..., from_source = "auto", force = false })
+--     --> true | nil, err        (blocking; also :TodosInstall[!] [download|source])
+--
+-- It picks the prebuilt module for the running Neovim (OS, CPU, and on Linux glibc or
+-- musl, told apart without a compiler), and the MCP server (rpiv_todo_mcp, the binary
+-- scripts/mcp.sh starts for terminal agents) built for the same platform. It downloads
+-- each with curl into a temporary file in <plugin>/lib (curl reads HTTPS_PROXY,
+-- https_proxy, ALL_PROXY and NO_PROXY itself), checks each against its .sha256, loads the
+-- module once with package.loadlib and runs the server once (`--version`), and only then
+-- moves each to a name of its own (version and content hash) and points its record at it
+-- with one rename: lib/installed.txt for the module, lib/mcp.txt for the server. No file
+-- is ever rewritten in place, so a Neovim that has the old module loaded, or an agent
+-- running the old server, keeps a file nobody writes to; any failure before the moves
+-- leaves both previous files and records as they were. Without a fitting asset, or when a
+-- download fails, it builds both from source with cargo when cargo is there
+-- (from_source = "auto"). `server = false` installs the module alone.
+--
+-- Release layout: <base_url>/v<version>/rpiv_todo_core-<triple>.<ext>,
+-- <base_url>/v<version>/rpiv_todo_mcp-<triple>[.exe], and a .sha256 beside each (what
+-- scripts/package.sh writes). The URL is computed, never looked up through an API.
+--
+-- The module is this file (the public functions and run(), which puts the steps
+-- together) and one file per step under lua/rpiv_todo/install/: platform.lua (which asset
+-- fits), release.lua (names and URLs of a release, the .sha256 format), fetch.lua
+-- (download and verify), build.lua (cargo), smoke.lua (load or run a file once before it
+-- is placed), lib.lua (lib/: temporary files, records, the move into place) and fail.lua
+-- (the error text).
+-- Neovim glue: uses vim.* (vim.fn to prepare lib/ and look for cargo, vim.notify).
+
+local build = require("rpiv_todo.install.build")
+local fail = require("rpiv_todo.install.fail").fail
+local fetch = require("rpiv_todo.install.fetch")
+local installed = require("rpiv_todo.installed")
+local lib = require("rpiv_todo.install.lib")
+local platform = require("rpiv_todo.install.platform")
+local release = require("rpiv_todo.install.release")
+
+local M = {}
+local H = {}
+
+-- The project's repository, and where its releases keep their files.
+M.REPOSITORY = release.REPOSITORY
+M.DEFAULT_BASE_URL = release.DEFAULT_BASE_URL
+
+-- Every prebuilt module a release carries (rpiv_todo.install.platform.TARGETS).
+M.TARGETS = platform.TARGETS
+
+-- The MCP server's record inside lib/ (the module's is rpiv_todo.installed.RECORD).
+M.SERVER_RECORD = lib.SERVER_RECORD
+
+-- The oldest glibc the Linux gnu modules run on (scripts/package.sh checks the symbols).
+M.MIN_GLIBC = platform.MIN_GLIBC
+
+-- Defaults of run()'s options.
+M.defaults = {
+  -- Where releases live; nil means $RPIV_TODO_BASE_URL, else M.DEFAULT_BASE_URL.
+  base_url = nil,
+  -- "auto": download, and build with cargo when no asset fits or the download fails and
+  -- cargo is on PATH; true: build only; false: download only.
+  from_source = "auto",
+  -- Install again even when the module for this version is already in place.
+  force = false,
+  -- Install the MCP server (rpiv_todo_mcp) beside the module.
+  server = true,
+  -- Say nothing (run() reports its outcome with vim.notify otherwise).
+  quiet = false,
+}
+
+---The SHA-256 of a byte string, as 64 lowercase hex digits (rpiv_todo.sha256).
+---@param data string
+---@return string
+function M.sha256(data)
+  return require("rpiv_todo.sha256")(data)
+end
+
+-- The running Neovim's platform and the asset that fits it (rpiv_todo.install.platform).
+M.platform = platform.platform
+
+-- The file names of a release's assets, the base URL in use and where an asset of a
+-- version lives (rpiv_todo.install.release).
+M.asset_name = release.asset_name
+M.server_asset_name = release.server_asset_name
+M.base_url = release.base_url
+M.asset_url = release.asset_url
+
+-- The installed MCP server: its record (lib/mcp.txt) with `path` added, or nil and why
+-- (rpiv_todo.install.lib).
+M.server = lib.server
+
+-- ---------------------------------------------------------------------------
+-- run()
+-- ---------------------------------------------------------------------------
+
+H.OPTION_TYPES = { base_url = "string", force = "boolean", quiet = "boolean", server = "boolean" }
+
+function H.check_opts(opts)
+  if opts == nil then
+    return {}
+  end
+  if type(opts) ~= "table" then
+    error("(rpiv_todo) install: opts: expected a table, got " .. type(opts), 0)
+  end
+  for key, value in pairs(opts) do
+    if key == "from_source" then
+      if value ~= "auto" and value ~= true and value ~= false then
+        error('(rpiv_todo) install: from_source: expected "auto", true or false, got ' .. tostring(value), 0)
+      end
+    elseif H.OPTION_TYPES[key] == nil then
+      error("(rpiv_todo) install: unknown option " .. tostring(key), 0)
+    elseif type(value) ~= H.OPTION_TYPES[key] then
+      error("(rpiv_todo) install: " .. key .. ": expected a " .. H.OPTION_TYPES[key] .. ", got " .. type(value), 0)
+    end
+  end
+  return opts
+end
+
+function H.run(opts)
+  local from_source = opts.from_source
+  if from_source == nil then
+    from_source = M.defaults.from_source
+  end
+  local root = installed.root()
+  if root == nil then
+    return nil, fail("prepare", "cannot tell the plugin's folder from " .. tostring(debug.getinfo(1, "S").source))
+  end
+  local dir = root .. "/lib"
+  vim.fn.mkdir(dir, "p")
+  if vim.fn.isdirectory(dir) ~= 1 or vim.fn.filewritable(dir) ~= 2 then
+    return nil,
+      fail("prepare", dir .. " is not a writable folder", nil, "make it writable, or install the plugin where it is")
+  end
+  local info = M.platform()
+  local base_url = M.base_url(opts)
+  local ctx = {
+    root = root,
+    dir = dir,
+    version = installed.VERSION,
+    platform = info,
+    target = info.target,
+    ext = info.target and info.target.ext or select(2, build.cargo_output("")),
+    exe = info.os == "Windows_NT" and ".exe" or "",
+    base_url = base_url,
+    server = opts.server,
+  }
+  if ctx.server == nil then
+    ctx.server = M.defaults.server
+  end
+  if not opts.force then
+    local current = lib.current_ok(dir, ctx.version)
+    local server = ctx.server and lib.server_ok(dir, ctx.version)
+    if current and (server or not ctx.server) then
+      return current.path, nil, "already installed", server and server.path
+    end
+  end
+  local path, err, how
+  if from_source ~= true then
+    if ctx.target == nil then
+      err = fail("choose an asset", info.why, nil, "build from source: :TodosInstall source (needs cargo)")
+    else
+      path, err, how = fetch.download(ctx)
+    end
+  end
+  if path == nil and (from_source == true or (from_source == "auto" and vim.fn.executable("cargo") == 1)) then
+    local berr
+    path, berr, how = build.build(ctx)
+    if path == nil then
+      err = err and (err .. "\n" .. berr) or berr
+    end
+  end
+  if path == nil and from_source == "auto" and vim.fn.executable("cargo") ~= 1 then
+    err = err .. "\n  (cargo is not on PATH, so no build from source was tried)"
+  end
+  if path == nil then
+    return nil, err
+  end
+  return path, nil, how, ctx.server_path
+end
+
+---Install the native module for the running Neovim, and the MCP server beside it. Blocking.
+---@param opts? { base_url?: string, from_source?: "auto"|boolean, force?: boolean, quiet?: boolean, server?: boolean }
+---@return true|nil ok, string|nil err
+function M.run(opts)
+  opts = H.check_opts(opts)
+  local ok, path, err, how, server = pcall(H.run, opts)
+  if not ok then
+    path, err = nil, fail("install", path)
+  end
+  if path == nil then
+    if not opts.quiet then
+      vim.notify(err, vim.log.levels.ERROR, { title = "rpiv_todo" })
+    end
+    return nil, err
+  end
+  if not opts.quiet then
+    local text = "(rpiv_todo) native module " .. how .. ": " .. path
+    if server then
+      text = text .. "\nMCP server: " .. server .. " (what scripts/mcp.sh starts)"
+    end
+    local in_use = package.loaded["rpiv_todo.core"] ~= nil or package.loaded["rpiv_todo.native"] ~= nil
+    if how ~= "already installed" and in_use then
+      text = text .. "\nRestart Neovim to use it (this one keeps the module it loaded)."
+    end
+    vim.notify(text, vim.log.levels.INFO, { title = "rpiv_todo" })
+  end
+  return true
+end
+
+return M
