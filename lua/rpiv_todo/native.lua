@@ -201,6 +201,7 @@ end
 --- `setup()` still work, and only using the list (a tool call, |:Todos|) raises
 --- that same short message. A library built from another version than the Lua
 --- scripts gives one notification naming both versions and |:TodosInstall|.
---- |:checkhealth| reports both. (Outside Neovim, a missing library is an error with the same command.)
+--- |:checkhealth| reports both. (Outside Neovim, a missing library is an error
+--- with the same command.)
 
 return core

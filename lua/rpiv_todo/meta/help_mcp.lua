@@ -10,7 +10,8 @@
 --- an MCP server on stdio for Claude Code, Codex, Gemini CLI and other MCP
 --- clients (the README shows their config). Options: --state-dir DIR,
 --- --session NAME, --config FILE, --structured (also send structuredContent;
---- off by default, since some clients then show the model only that). It saves the list of its working directory
---- where `persist = true` keeps it (|rpiv_todo-persist|), so the panel shows the
---- agent's tasks and the agent sees your |:Todos| edits. Its Lua config (a
---- guidance override, say) is `~/.config/rpiv_todo/mcp.lua`.
+--- off by default, since some clients then show the model only that). It saves
+--- the list of its working directory where `persist = true` keeps it
+--- (|rpiv_todo-persist|), so the panel shows the agent's tasks and the agent
+--- sees your |:Todos| edits. Its Lua config (a guidance override, say) is
+--- `~/.config/rpiv_todo/mcp.lua`.
