@@ -5,35 +5,13 @@
 --   luajit scripts/gen-help.lua           rewrite doc/rpiv_todo.txt
 --   luajit scripts/gen-help.lua --check   exit 1 (and say where) when the help is stale
 --
--- (`nvim -l scripts/gen-help.lua`, lua5.1 and lua5.4 work too: it is plain Lua.)
--- Run it from the repository root. scripts/help_layout.lua (the header line, the sections
--- in order with their headings and tags, and the entries of each) is the only part of the
--- help kept outside lua/; CONTENTS is made from it. The text comes from every
--- lua/**/*.lua file:
---
---   * A function's doc block: the `---` lines right above `function M.name(...)`. Its prose
---     (every line before the first `---@` tag) is the entry's text. Tags `@param`,
---     `@return` and the like stay for the language server; the signature shown comes from
---     the function's own parameter list, or from `---@signature <text>` lines (one per form).
---   * A class's fields: `---@field name type inline description`. The `---` prose lines
---     right above a field, when present, replace its inline description in the help.
---   * A free-standing text block: a `---` block holding `---@helptext <id>`, not followed
---     by a function. Help text that documents no one function (sections, command lists,
---     tables) is such a block, in the module it describes, or in a `---@meta` file under
---     lua/rpiv_todo/meta/ when that module has no room.
---
--- Prose is help text (|links|, `code`, *tags*): paragraphs are re-wrapped to 78 columns;
--- a line that starts with a space, a `>`/`<` code block, and a line ending in ` >` are
--- kept as written. `---@helptext <id> verbatim` keeps the whole block as written (the one
--- space after `---` taken off): tables, aligned lists, lines placed by hand.
---
--- It fails, writing nothing, when the layout names a text, function or class that no file
--- has, when a `---@helptext` block is used by no entry, or when a class field is missing
--- from its setup entry. To document a new function, give it a doc block and add its full
--- name to a section's `entries` in scripts/help_layout.lua. A name is looked up by module
--- (`rpiv_todo.nvim.execute` is `M.execute` in lua/rpiv_todo/nvim/init.lua or any
--- lua/rpiv_todo/nvim/*.lua; a module may be a folder with an init.lua), so functions may
--- move between files of a module.
+-- Plain Lua (lua5.1, lua5.4 and `nvim -l` run it too), from the repository root. The
+-- layout (header, sections in order, their entries) is scripts/help_layout.lua; the text
+-- is the `---` doc blocks in lua/**/*.lua: a function's prose above `function M.name`, a
+-- class's `---@field` lines, and free-standing `---@helptext <id> [verbatim]` blocks.
+-- CONTRIBUTING.md ("The help is generated") says how to write them. It fails, writing
+-- nothing, when the layout names what no file has, a block is used by no entry, or a
+-- class field is missing from its setup entry.
 
 local HELP = "doc/rpiv_todo.txt"
 local WIDTH = 78
