@@ -30,7 +30,12 @@ return {
       tag = "rpiv_todo-install",
       entries = {
         { text = "rpiv_todo-install" },
-        { text = "rpiv_todo.install.run()", tag = "rpiv_todo.install.run()" },
+        {
+          setup = "rpiv_todo.install.run",
+          call = 'require("rpiv_todo.install").run({opts})',
+          classes = { "rpiv_todo.InstallOptions" },
+          fields = { "base_url", "from_source", "force", "server", "quiet" },
+        },
         { text = "rpiv_todo-install-missing" },
       },
     },

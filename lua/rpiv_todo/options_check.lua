@@ -1,6 +1,6 @@
 -- rpiv_todo.options_check: the one options checker. Every function that takes a table of
 -- options (setup, the editor's options, tool(), set_locale(), persist.enable(), each
--- adapter's tool()) checks it here, so the messages read alike:
+-- adapter's tool(), the installer's run()) checks it here, so the messages read alike:
 --
 --   (rpiv_todo) <prefix><key>: unknown option (expected <every key>)
 --   (rpiv_todo) <prefix><key>: <what was expected>[, got <type> <value>]

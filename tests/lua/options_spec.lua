@@ -96,15 +96,14 @@ T.test("every options check of the plain modules is this one: tool, set_locale, 
   H.raises_exactly(function()
     require("rpiv_todo.adapters.options").check("x", { s = 1 }, { { "session", "a session", type } })
   end, "(rpiv_todo) x: s: unknown option (expected session)")
-  -- No hand-written check is left: only the checker itself writes "unknown option" (the
-  -- installer, lua/rpiv_todo/install/init.lua, keeps its own for now).
+  -- No hand-written check is left: only the checker itself writes "unknown option".
   local found = {}
   local p = io.popen("cd '" .. T.root() .. "' && grep -rl 'unknown option' lua/rpiv_todo | sort")
   for line in p:lines() do
     found[#found + 1] = line
   end
   p:close()
-  T.eq(table.concat(found, ","), "lua/rpiv_todo/install/init.lua,lua/rpiv_todo/options_check.lua", "files")
+  T.eq(table.concat(found, ","), "lua/rpiv_todo/options_check.lua", "files")
 end)
 
 T.finish()

@@ -70,13 +70,27 @@ end)
 T.test("run() names a bad option", function()
   T.raises(function()
     install.run({ base_url = 1 })
-  end, "(rpiv_todo) install: base_url: expected a string, got number", "base_url")
+  end, "(rpiv_todo) install: base_url: expected a string, got number 1", "base_url")
   T.raises(function()
     install.run({ from_source = "yes" })
-  end, '(rpiv_todo) install: from_source: expected "auto", true or false, got yes', "from_source")
+  end, '(rpiv_todo) install: from_source: expected "auto", true or false, got string "yes"', "from_source")
+  T.raises(
+    function()
+      install.run({ forse = true })
+    end,
+    "(rpiv_todo) install: forse: unknown option (expected base_url, from_source, force, server, quiet)",
+    "unknown key"
+  )
   T.raises(function()
-    install.run({ forse = true })
-  end, "(rpiv_todo) install: unknown option forse", "unknown key")
+    install.run({ quiet = "yes" })
+  end, '(rpiv_todo) install: quiet: expected a boolean, got string "yes"', "quiet")
+  T.raises(
+    function()
+      install.run("fast")
+    end,
+    "(rpiv_todo) install: expected a table of options { base_url, from_source, force, server, quiet }",
+    "not a table"
+  )
 end)
 
 T.test(":TodosInstall is defined with its completion, and refuses a bad argument", function()

@@ -35,6 +35,7 @@ local fail = require("rpiv_todo.install.fail").fail
 local fetch = require("rpiv_todo.install.fetch")
 local installed = require("rpiv_todo.installed")
 local lib = require("rpiv_todo.install.lib")
+local options_check = require("rpiv_todo.options_check")
 local platform = require("rpiv_todo.install.platform")
 local release = require("rpiv_todo.install.release")
 
@@ -54,18 +55,31 @@ M.SERVER_RECORD = lib.SERVER_RECORD
 -- The oldest glibc the Linux gnu modules run on (scripts/package.sh checks the symbols).
 M.MIN_GLIBC = platform.MIN_GLIBC
 
--- Defaults of run()'s options.
+---The options of run(), every one optional.
+---@class rpiv_todo.InstallOptions
+---Where releases live (default: the environment variable `RPIV_TODO_BASE_URL`, else
+---the project's GitHub release downloads); files:
+---`<base_url>/v<version>/rpiv_todo_core-<triple>.<ext>` and its `.sha256`.
+---@field base_url? string
+---`"auto"` (default: build with cargo when no asset fits or the download fails and
+---cargo is on PATH), `true` (only build), `false` (never).
+---@field from_source? "auto"|boolean
+---Install even when this version's module is already in place (default `false`).
+---@field force? boolean
+---Install the MCP server (`rpiv_todo_mcp`, which `scripts/mcp.sh` starts for terminal
+---agents) beside the module (default `true`; `false` installs the module alone).
+---@field server? boolean
+---Show nothing: run() reports its outcome with |vim.notify()| unless this is `true`
+---(default `false`).
+---@field quiet? boolean
+
+-- Defaults of run()'s options (rpiv_todo.InstallOptions says what each does); a nil
+-- base_url means $RPIV_TODO_BASE_URL, else M.DEFAULT_BASE_URL.
 M.defaults = {
-  -- Where releases live; nil means $RPIV_TODO_BASE_URL, else M.DEFAULT_BASE_URL.
   base_url = nil,
-  -- "auto": download, and build with cargo when no asset fits or the download fails and
-  -- cargo is on PATH; true: build only; false: download only.
   from_source = "auto",
-  -- Install again even when the module for this version is already in place.
   force = false,
-  -- Install the MCP server (rpiv_todo_mcp) beside the module.
   server = true,
-  -- Say nothing (run() reports its outcome with vim.notify otherwise).
   quiet = false,
 }
 
@@ -94,27 +108,25 @@ M.server = lib.server
 -- run()
 -- ---------------------------------------------------------------------------
 
-H.OPTION_TYPES = { base_url = "string", force = "boolean", quiet = "boolean", server = "boolean" }
-
-function H.check_opts(opts)
-  if opts == nil then
-    return {}
+-- run()'s options, checked by the one options checker.
+H.OPTIONS = {
+  prefix = "install: ",
+  names = { "base_url", "from_source", "force", "server", "quiet" },
+  checks = {
+    base_url = function(v)
+      return type(v) ~= "string" and "expected a string" or nil
+    end,
+    from_source = function(v)
+      return v ~= "auto" and v ~= true and v ~= false and 'expected "auto", true or false' or nil
+    end,
+  },
+  got = true,
+  not_table = "install: expected a table of options { base_url, from_source, force, server, quiet }",
+}
+for _, name in ipairs({ "force", "server", "quiet" }) do
+  H.OPTIONS.checks[name] = function(v)
+    return type(v) ~= "boolean" and "expected a boolean" or nil
   end
-  if type(opts) ~= "table" then
-    error("(rpiv_todo) install: opts: expected a table, got " .. type(opts), 0)
-  end
-  for key, value in pairs(opts) do
-    if key == "from_source" then
-      if value ~= "auto" and value ~= true and value ~= false then
-        error('(rpiv_todo) install: from_source: expected "auto", true or false, got ' .. tostring(value), 0)
-      end
-    elseif H.OPTION_TYPES[key] == nil then
-      error("(rpiv_todo) install: unknown option " .. tostring(key), 0)
-    elseif type(value) ~= H.OPTION_TYPES[key] then
-      error("(rpiv_todo) install: " .. key .. ": expected a " .. H.OPTION_TYPES[key] .. ", got " .. type(value), 0)
-    end
-  end
-  return opts
 end
 
 function H.run(opts)
@@ -179,11 +191,21 @@ function H.run(opts)
   return path, nil, how, ctx.server_path
 end
 
----Install the native module for the running Neovim, and the MCP server beside it. Blocking.
----@param opts? { base_url?: string, from_source?: "auto"|boolean, force?: boolean, quiet?: boolean, server?: boolean }
+---Installs the native module for the running Neovim, and the MCP server beside it.
+---Blocking; returns `true`, or `nil` and an error naming the step, the URL and what to
+---do (also shown with |vim.notify()| unless `quiet = true`).
+---
+---The download goes to a temporary file in `<plugin>/lib/` (curl honours `HTTPS_PROXY`
+---and `NO_PROXY`); its SHA-256 must match, it must load once with |package.loadlib()|
+---(the server must run once), and only then is it moved to
+---`lib/rpiv_todo_core-<version>-<hash>.<ext>` and named in `lib/installed.txt` (the
+---server: `lib/mcp.txt`). A file is never rewritten in place: a running Neovim keeps
+---the module it loaded. Offline, put the asset and its `.sha256` in `<plugin>/lib/` and
+---run |:TodosInstall|.
+---@param opts? rpiv_todo.InstallOptions
 ---@return true|nil ok, string|nil err
 function M.run(opts)
-  opts = H.check_opts(opts)
+  opts = options_check.check(opts, H.OPTIONS)
   local ok, path, err, how, server = pcall(H.run, opts)
   if not ok then
     path, err = nil, fail("install", path)
