@@ -179,6 +179,25 @@ T.test(":checkhealth shows the triple, the libc, the module's path and version, 
   T.eq(text:find("ERROR", 1, true), nil, "no ERROR in:\n" .. text)
 end)
 
+T.test(":checkhealth warns of an install.lua left from an older copy of the plugin", function()
+  local old = vim.fn.tempname()
+  vim.fn.mkdir(old .. "/lua/rpiv_todo", "p")
+  vim.fn.writefile({ "return {}" }, old .. "/lua/rpiv_todo/install.lua")
+  local rtp = vim.o.runtimepath
+  vim.o.runtimepath = rtp .. "," .. old
+  vim.cmd("checkhealth rpiv_todo")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  vim.o.runtimepath = rtp
+  vim.cmd("checkhealth rpiv_todo")
+  local clean = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  vim.fn.delete(old, "rf")
+  T.contains(text, "left from an older copy of the plugin: " .. old .. "/lua/rpiv_todo/install.lua", "the file named")
+  T.contains(text, "delete it: the installer is lua/rpiv_todo/install/ now", "what to do")
+  T.eq(clean:find("older copy", 1, true), nil, "no warning without the file")
+end)
+
 T.test("an installed module of another version: one message with both versions and :TodosInstall", function()
   local dir = H.installed_copy("0.0.9")
   local notes = {}
