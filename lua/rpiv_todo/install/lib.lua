@@ -112,14 +112,10 @@ end
 ---@return table|nil record
 function M.current_ok(dir, version)
   local record = installed.read(dir)
-  if record == nil or record.version ~= version or record.flavour ~= "luajit" then
+  if record == nil or record.flavour ~= "luajit" then
     return nil
   end
-  local data = M.read(record.path)
-  if data == nil or (record.sha256 and sha256(data) ~= record.sha256) then
-    return nil
-  end
-  return record
+  return H.intact(record, version)
 end
 
 ---What the server record points at, when it is this version's server and intact.
@@ -127,7 +123,14 @@ end
 ---@param version string
 ---@return table|nil record
 function M.server_ok(dir, version)
-  local record = M.server(dir)
+  return H.intact(M.server(dir), version)
+end
+
+---`record` when it is of `version` and the file it names is there with its SHA-256.
+---@param record table|nil
+---@param version string
+---@return table|nil
+function H.intact(record, version)
   if record == nil or record.version ~= version then
     return nil
   end
