@@ -247,6 +247,12 @@ fn identical(a: &Task, b: &Task) -> bool {
         && same_maps(&a.extra, &b.extra)
 }
 
+/// `check` run under a field's full name, which is built only when the check fails (a
+/// snapshot's tasks are read on every load and replay; their names are for errors).
+fn named<T>(name: impl FnOnce() -> String, check: impl Fn(&str) -> Result<T>) -> Result<T> {
+    check("").or_else(|_| check(&name()))
+}
+
 /// A task from a snapshot (a replayed branch entry or a state handed over by a host).
 pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
     let field = |name: &str| format!("tasks[{at}].{name}");
@@ -260,7 +266,10 @@ pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
             Some(other) => Err(Error::input(field(name), "a string", kind(other))),
         }
     };
-    let id = params::id(&field("id"), map.get("id").unwrap_or(&Value::Null))?;
+    let id = named(
+        || field("id"),
+        |f| params::id(f, map.get("id").unwrap_or(&Value::Null)),
+    )?;
     let subject =
         text("subject")?.ok_or_else(|| Error::input(field("subject"), "a string", "nothing"))?;
     let status = match map.get("status") {
@@ -280,7 +289,12 @@ pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
             items
                 .iter()
                 .enumerate()
-                .map(|(i, d)| params::id(&format!("{}[{}]", field("blockedBy"), i + 1), d))
+                .map(|(i, d)| {
+                    named(
+                        || format!("{}[{}]", field("blockedBy"), i + 1),
+                        |f| params::id(f, d),
+                    )
+                })
                 .collect::<Result<Vec<_>>>()?,
         ),
         Some(other) => {
@@ -294,7 +308,7 @@ pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
     let metadata = match map.get("metadata") {
         None | Some(Value::Null) => None,
         Some(v @ Value::Object(m)) => {
-            check_nesting(&field("metadata"), v)?;
+            named(|| field("metadata"), |f| check_nesting(f, v))?;
             Some(m.clone())
         }
         Some(other) => return Err(Error::input(field("metadata"), "an object", kind(other))),
@@ -305,7 +319,7 @@ pub fn task_from_value(v: &Value, at: usize) -> Result<Task> {
         .iter()
         .filter(|(k, _)| !crate::task::FIELDS.contains(&k.as_str()))
     {
-        check_nesting(&field(k), v)?;
+        named(|| field(k), |f| check_nesting(f, v))?;
         extra.insert(k.clone(), v.clone());
     }
     Ok(Task {
@@ -420,5 +434,28 @@ mod tests {
             e.unwrap_err().to_string(),
             "tasks[1].status: expected one of pending, in_progress, completed, deleted, got string \"done\""
         );
+        let task = |extra: Value| {
+            let mut t = json!({"id": 1, "subject": "s", "status": "pending"});
+            t.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            state_from_value(&json!({"tasks": [{"id": 2, "subject": "a", "status": "pending"}, t]}))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            task(json!({"id": "1"})),
+            "tasks[2].id: expected an integer id, got string \"1\""
+        );
+        assert_eq!(
+            task(json!({"blockedBy": [2, 1.5]})),
+            "tasks[2].blockedBy[2]: expected an integer id, got number 1.5"
+        );
+        let mut deep = json!(1);
+        for _ in 0..80 {
+            deep = json!([deep]);
+        }
+        assert!(task(json!({"metadata": {"k": deep}})).starts_with("tasks[2].metadata"));
+        assert!(task(json!({"notes": deep})).starts_with("tasks[2].notes"));
     }
 }
