@@ -52,10 +52,12 @@ impl Entered {
         DEPTH.set(depth.saturating_add(1));
         let mut entered = Entered { wrapped: None };
         if depth == 0 {
-            let thread = lua.current_thread();
-            let l = thread.state();
-            // SAFETY: `thread` keeps the state alive; reading and setting a hook neither
-            // allocates nor raises, and may be done at any time (lua_sethook's manual).
+            // The running state's pointer (no `Thread` handle: that would cost a reference
+            // on every call, and most calls run without a hook).
+            let l = lua.state();
+            // SAFETY: `l` is the state running this call, alive for its duration; reading
+            // and setting a hook neither allocates nor raises, and may be done at any time
+            // (lua_sethook's manual).
             let wrapped = unsafe {
                 match ffi::lua_gethook(l) {
                     Some(hook) if !is_relay(hook) => {
@@ -71,7 +73,8 @@ impl Entered {
                     _ => false,
                 }
             };
-            entered.wrapped = wrapped.then_some(thread);
+            // The thread is held until the hook is put back in `drop`.
+            entered.wrapped = wrapped.then(|| lua.current_thread());
         }
         Ok(entered)
     }
