@@ -88,6 +88,14 @@ function M.add_listener(listeners, fn)
   end
 end
 
+---The bytes of a text `clip` keeps for a `width`-column line: a text no longer than this
+---is never cut.
+---@param width integer
+---@return integer
+function M.clip_bytes(width)
+  return width * 4 + 64
+end
+
 ---No more of `text` than a line `width` columns wide can show, cut at a character
 ---boundary: a column takes at most 4 bytes of UTF-8, and 64 bytes more leave room for
 ---escapes that sanitizing drops. Sanitizing, measuring and cutting a 100 KB subject for
@@ -99,7 +107,7 @@ function M.clip(text, width)
   if width == nil then
     return text
   end
-  local n = width * 4 + 64
+  local n = M.clip_bytes(width)
   if #text <= n then
     return text
   end

@@ -253,11 +253,13 @@ function M.paint(source, opts, live)
     if memo ~= nil and (layout.row ~= H.DEFAULT_ROW or not themes.shipped(theme)) then
       memo = nil
     end
+    -- Row views whose texts fit are used as they are (checked here: most rows fit).
+    local fits = width and common.clip_bytes(width)
     for i = 1, n do
       local row = rows[i]
       if not views then
         row = H.row_view(row, width)
-      elseif width ~= nil then
+      elseif fits and (#row.subject > fits or (row.activeForm ~= nil and #row.activeForm > fits)) then
         row = H.clipped(row, width)
       end
       local last_row = i == n and more == 0
