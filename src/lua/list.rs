@@ -136,25 +136,7 @@ struct Args {
 impl Args {
     fn read(lua: &Lua, ctx: &Ctx, params: LuaValue) -> mlua::Result<Args> {
         Ok(match &params {
-            LuaValue::String(s) => {
-                let parsed = parse(&s.as_bytes());
-                let echo = match &parsed {
-                    Ok(v) => write::json(lua, &ctx.array_mt, v)?,
-                    Err(_) => LuaValue::Table(lua.create_table()?),
-                };
-                let action = match &parsed {
-                    Ok(Value::Object(m)) => match m.get("action") {
-                        Some(a) => write::json(lua, &ctx.array_mt, a)?,
-                        None => LuaValue::Nil,
-                    },
-                    _ => LuaValue::Nil,
-                };
-                Args {
-                    parsed,
-                    action,
-                    echo,
-                }
-            }
+            LuaValue::String(s) => Args::of_json(lua, ctx, parse(&s.as_bytes()))?,
             other => {
                 let action = match other {
                     LuaValue::Table(t) => t.raw_get("action").unwrap_or(LuaValue::Nil),
@@ -166,6 +148,27 @@ impl Args {
                     echo: other.clone(),
                 }
             }
+        })
+    }
+
+    /// Arguments the core holds as a JSON value (parsed text, or `core.from_strict`'s
+    /// conversion): echoed as that value; unreadable text as `{}`.
+    fn of_json(lua: &Lua, ctx: &Ctx, parsed: Result<Value, Error>) -> mlua::Result<Args> {
+        let echo = match &parsed {
+            Ok(v) => write::json(lua, &ctx.array_mt, v)?,
+            Err(_) => LuaValue::Table(lua.create_table()?),
+        };
+        let action = match &parsed {
+            Ok(Value::Object(m)) => match m.get("action") {
+                Some(a) => write::json(lua, &ctx.array_mt, a)?,
+                None => LuaValue::Nil,
+            },
+            _ => LuaValue::Nil,
+        };
+        Ok(Args {
+            parsed,
+            action,
+            echo,
         })
     }
 
@@ -250,16 +253,7 @@ pub(super) fn apply_lua(lua: &Lua, ud: &AnyUserData, params: LuaValue) -> mlua::
 pub(super) fn apply_value(lua: &Lua, ud: &AnyUserData, value: Value) -> mlua::Result<Table> {
     let ctx = Ctx::get(lua)?;
     let call = Call::enter(ud)?;
-    let action = match value.get("action") {
-        Some(a) => write::json(lua, &ctx.array_mt, a)?,
-        None => LuaValue::Nil,
-    };
-    let echo = write::json(lua, &ctx.array_mt, &value)?;
-    let args = Args {
-        parsed: Ok(value),
-        action,
-        echo,
-    };
+    let args = Args::of_json(lua, &ctx, Ok(value))?;
     apply(lua, &ctx, ud, call, args)
 }
 
