@@ -217,39 +217,37 @@ pub fn check_links<'a>(
     deps: impl Fn(usize) -> &'a [Id],
 ) -> crate::error::Result<Id> {
     use crate::error::Error;
-    use std::collections::HashMap;
-    let mut positions: HashMap<Id, usize> = HashMap::with_capacity(n);
-    let mut largest = 0;
+    let ids: Vec<Id> = (0..n).map(&id).collect();
+    let positions = Positions::new(&ids).map_err(|fault| match fault {
+        Fault::Below1(i) => Error::State(format!(
+            "tasks[{}].id: ids are integers from 1, got {}",
+            i + 1,
+            ids[i]
+        )),
+        Fault::Repeated(i, first) => Error::State(format!(
+            "tasks[{}].id: #{} is already the id of tasks[{}]",
+            i + 1,
+            ids[i],
+            first + 1
+        )),
+    })?;
+    let mut edges = false;
     for i in 0..n {
-        let id = id(i);
-        if id < 1 {
-            return Err(Error::State(format!(
-                "tasks[{}].id: ids are integers from 1, got {id}",
-                i + 1
-            )));
-        }
-        if let Some(first) = positions.insert(id, i) {
-            return Err(Error::State(format!(
-                "tasks[{}].id: #{id} is already the id of tasks[{}]",
-                i + 1,
-                first + 1
-            )));
-        }
-        largest = largest.max(id);
-    }
-    for i in 0..n {
-        if let Some(d) = deps(i).iter().find(|d| !positions.contains_key(d)) {
+        let d = deps(i);
+        edges |= !d.is_empty();
+        if let Some(d) = d.iter().find(|&&d| positions.get(d).is_none()) {
             return Err(Error::State(format!(
                 "tasks[{}].blockedBy: #{d} is not in the list",
                 i + 1
             )));
         }
     }
-    if let Some(id) = cycle(n, &deps, &positions) {
+    if let Some(id) = edges.then(|| cycle(n, &deps, &positions)).flatten() {
         return Err(Error::State(format!(
             "tasks: the blockedBy edges form a cycle through #{id}"
         )));
     }
+    let largest = ids.iter().copied().max().unwrap_or(0);
     if largest >= MAX_SAFE_INTEGER {
         return Err(Error::State(format!(
             "tasks: id #{largest} leaves no nextId a JSON number holds exactly"
@@ -258,13 +256,52 @@ pub fn check_links<'a>(
     Ok(largest)
 }
 
+/// What `Positions::new` refuses: an id below 1 (its position), or an id seen before
+/// (its position and the first's).
+enum Fault {
+    Below1(usize),
+    Repeated(usize, usize),
+}
+
+/// Positions by id for `check_links`: a binary search when the ids increase (what the
+/// reducer writes, and so most snapshots), a hash map otherwise.
+enum Positions<'a> {
+    Sorted(&'a [Id]),
+    Map(std::collections::HashMap<Id, usize>),
+}
+
+impl<'a> Positions<'a> {
+    /// The positions of `ids`, or the first fault in list order.
+    fn new(ids: &'a [Id]) -> Result<Positions<'a>, Fault> {
+        if ids.windows(2).all(|w| w[0] < w[1]) {
+            return match ids.first() {
+                Some(&first) if first < 1 => Err(Fault::Below1(0)),
+                _ => Ok(Positions::Sorted(ids)),
+            };
+        }
+        let mut map = std::collections::HashMap::with_capacity(ids.len());
+        for (i, &id) in ids.iter().enumerate() {
+            if id < 1 {
+                return Err(Fault::Below1(i));
+            }
+            if let Some(first) = map.insert(id, i) {
+                return Err(Fault::Repeated(i, first));
+            }
+        }
+        Ok(Positions::Map(map))
+    }
+
+    fn get(&self, id: Id) -> Option<usize> {
+        match self {
+            Positions::Sorted(ids) => ids.binary_search(&id).ok(),
+            Positions::Map(map) => map.get(&id).copied(),
+        }
+    }
+}
+
 /// A task on a cycle of `blockedBy` edges, if there is one (every edge's target is in
 /// `positions`). Iterative depth-first search: a chain of any length is fine.
-fn cycle<'a>(
-    n: usize,
-    deps: &impl Fn(usize) -> &'a [Id],
-    positions: &std::collections::HashMap<Id, usize>,
-) -> Option<Id> {
+fn cycle<'a>(n: usize, deps: &impl Fn(usize) -> &'a [Id], positions: &Positions<'_>) -> Option<Id> {
     const NEW: u8 = 0;
     const OPEN: u8 = 1;
     const DONE: u8 = 2;
@@ -282,7 +319,7 @@ fn cycle<'a>(
             match deps(pos).get(edge) {
                 Some(dep) => {
                     top.1 += 1;
-                    let Some(&next) = positions.get(dep) else {
+                    let Some(next) = positions.get(*dep) else {
                         continue;
                     };
                     match mark[next] {
@@ -391,6 +428,34 @@ mod tests {
             refused(state(&[(1, &[3]), (2, &[1]), (3, &[2])], 4)),
             "state: tasks: the blockedBy edges form a cycle through #1"
         );
+        // The first fault in list order, whichever the kind, sorted ids or not.
+        assert_eq!(
+            refused(state(&[(2, &[]), (2, &[]), (0, &[])], 3)),
+            "state: tasks[2].id: #2 is already the id of tasks[1]"
+        );
+        assert_eq!(
+            refused(state(&[(3, &[]), (-1, &[]), (3, &[])], 4)),
+            "state: tasks[2].id: ids are integers from 1, got -1"
+        );
+        assert_eq!(
+            refused(state(&[(-2, &[]), (0, &[]), (1, &[])], 2)),
+            "state: tasks[1].id: ids are integers from 1, got -2"
+        );
+        // Unsorted ids are looked up as sorted ones are.
+        assert_eq!(
+            refused(state(&[(5, &[]), (2, &[9]), (7, &[5])], 8)),
+            "state: tasks[2].blockedBy: #9 is not in the list"
+        );
+        assert_eq!(
+            refused(state(&[(5, &[7]), (2, &[5]), (7, &[2])], 8)),
+            "state: tasks: the blockedBy edges form a cycle through #5"
+        );
+        assert!(state(&[(5, &[7]), (2, &[5]), (7, &[])], 8)
+            .validate()
+            .is_ok());
+        assert!(state(&[(2, &[5]), (5, &[7]), (7, &[])], 8)
+            .validate()
+            .is_ok());
         let max = MAX_SAFE_INTEGER;
         assert_eq!(
             refused(state(&[(max, &[])], max)),

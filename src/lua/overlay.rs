@@ -151,17 +151,19 @@ fn array_mt(lua: &Lua) -> mlua::Result<Table> {
     }
 }
 
-type View = (Table, Table, bool, usize, usize);
+type View = (Table, Table, bool, usize, usize, usize);
 
 /// `core.overlay_view(source, budget, live, collapsed, with_tasks)` ->
-/// `rows, counts, show_ids, hidden_completed, truncated_tail`.
+/// `rows, counts, show_ids, hidden_completed, truncated_tail, longest`.
 ///
 /// `source`: a list handle (rows are row views: `id`, `status`, sanitized `subject`,
 /// `activeForm` when non-empty, `blockedBy` when non-empty, and the whole `task` when
 /// `with_tasks`), a state table (rows are the caller's own task tables, for the Lua layer
 /// to view), or anything else (nothing to show). `live`: an `overlay_live` (brought up to
 /// date with the list, and told what was seen unless `collapsed`), a table of ids to leave
-/// out, or nil. `counts`: `{ total, pending, in_progress, completed }`.
+/// out, or nil. `counts`: `{ total, pending, in_progress, completed }`. `longest`: from a
+/// list handle, no row view's `subject` or `activeForm` is longer (bytes; the layer clips
+/// only when a text may pass its bound), else 0.
 fn view(
     lua: &Lua,
     source: &LuaValue,
@@ -209,7 +211,8 @@ fn view(
                 if let (Some(w), Some(rows)) = (&m.whole, &m.rows) {
                     if w.budget == budget && w.collapsed == collapsed {
                         let counts = counts_table(lua, &w.panel)?;
-                        return Ok(view_of(rows.clone(), counts, &w.panel));
+                        let longest = longest(&list.state().tasks, &w.panel);
+                        return Ok(view_of(rows.clone(), counts, &w.panel, longest));
                     }
                 }
             }
@@ -275,7 +278,8 @@ fn view(
                     panel: panel.clone(),
                 });
             }
-            Ok(view_of(rows, counts, &panel))
+            let longest = longest(tasks, &panel);
+            Ok(view_of(rows, counts, &panel, longest))
         }
         LuaValue::Table(state) => {
             let tasks = match state.raw_get::<LuaValue>("tasks")? {
@@ -301,24 +305,42 @@ fn view(
                 &panel.layout.visible
             };
             let (rows, counts) = pick(lua, &tasks, visible, &panel)?;
-            Ok(view_of(rows, counts, &panel))
+            Ok(view_of(rows, counts, &panel, 0))
         }
         _ => {
             let panel = hidden.panel(&[], None, budget, collapsed);
             let (rows, counts) = pick(lua, &lua.create_table()?, &[], &panel)?;
-            Ok(view_of(rows, counts, &panel))
+            Ok(view_of(rows, counts, &panel, 0))
         }
     }
 }
 
-fn view_of(rows: Table, counts: Table, panel: &Panel) -> View {
+fn view_of(rows: Table, counts: Table, panel: &Panel, longest: usize) -> View {
     (
         rows,
         counts,
         panel.show_ids,
         panel.layout.hidden_completed,
         panel.layout.truncated_tail,
+        longest,
     )
+}
+
+/// The longest `subject` or `activeForm` of the tasks a panel shows, in bytes before
+/// sanitizing (which only drops bytes): a bound on its row views' texts.
+fn longest(tasks: &[crate::task::Task], panel: &Panel) -> usize {
+    panel
+        .layout
+        .visible
+        .iter()
+        .filter_map(|&i| tasks.get(i))
+        .map(|t| {
+            t.subject
+                .len()
+                .max(t.active_form.as_ref().map_or(0, String::len))
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// What a list keeps of the last view drawn from it with the shipped row function (see

@@ -88,4 +88,37 @@ T.test("the overlay of a state or a list handle looks at what its width shows", 
   end
 end)
 
+-- The layer clips a list handle's rows only when the native view says some text may be
+-- too long: one long activeForm among short subjects is enough, in a stateless render and
+-- in a live overlay (whose rows go through its memo).
+T.test("one long activeForm among short texts is clipped too, stateless and live", function()
+  local tasks = {}
+  for i = 1, 20 do
+    tasks[i] = { id = i, subject = "short " .. i, status = "pending" }
+  end
+  tasks[3].status = "in_progress"
+  tasks[3].activeForm = "\1" .. string.rep("working ", 12800)
+  local state = { tasks = tasks, nextId = 21 }
+  local session = todo.session("long-text-live")
+  session.list:replace(state)
+  local ov = todo.overlay.new({ max_widget_lines = 12, theme = "plain" })
+  local renders = {
+    stateless = function()
+      return todo.overlay.render(core.list(state), { width = 80 })
+    end,
+    live = function()
+      return ov:render(session, 80)
+    end,
+  }
+  for _, name in ipairs({ "stateless", "live", "live" }) do
+    H.longest = 0
+    local lines = renders[name]()
+    T.eq(H.longest <= H.BOUND, true, name .. ": longest text handed to the core: " .. H.longest)
+    local row = lines[4]
+    T.eq(core.width(row) <= 80, true, name .. ": " .. row)
+    T.eq(row:find("working working", 1, true) ~= nil, true, name .. ": " .. row)
+    T.eq(row:sub(-3), "…", name .. ": cut with an ellipsis")
+  end
+end)
+
 T.finish()

@@ -187,6 +187,7 @@ function core.overlay_live() end
 ---@return boolean show_ids
 ---@return integer hidden_completed
 ---@return integer truncated_tail
+---@return integer longest list handles: no row view's `subject` or `activeForm` has more bytes (else 0)
 function core.overlay_view(source, budget, live, collapsed, with_tasks) end
 
 ---A UI string in `locale` (falls back pt-BR -> pt -> en); counts go in as numbers.

@@ -36,7 +36,13 @@ return function(native, snapshot)
   -- host's conversation); `list` itself is read raw unless `plain` (no metatable, where
   -- Lua's own index instruction reads the same), so a metatable cannot make the holes of
   -- a long border look full. After 64 holes it gives up: nil and where it stopped.
-  local function newest(list, top, plain)
+  --
+  -- Only tables are entries and messages. When `careful`, a value's type is checked before
+  -- it is indexed. Otherwise fields are read first and the types checked only for a tool
+  -- result: `type` is a C call that costs PUC Lua as much as the rest of the test, and
+  -- most entries are already refused by their role. Indexing a value that cannot be
+  -- indexed raises there, and `find` then walks again with care.
+  local function newest(list, top, plain, careful)
     local misses = 0
     for i = top, 1, -1 do
       local e
@@ -50,9 +56,16 @@ return function(native, snapshot)
         if misses > 64 then
           return nil, i
         end
-      elseif type(e) == "table" and e.type == "message" then
-        local m = e.message
-        if type(m) == "table" and m.role == "toolResult" and m.toolName == "todo" then
+      else
+        local m
+        if careful then
+          m = type(e) == "table" and e.type == "message" and e.message
+          m = type(m) == "table" and m.role == "toolResult" and m
+        else
+          m = e.type == "message" and e.message
+          m = m and m.role == "toolResult" and type(e) == "table" and type(m) == "table" and m
+        end
+        if m and m.toolName == "todo" then
           local state = state_of(m.details)
           if state then
             return state
@@ -60,6 +73,15 @@ return function(native, snapshot)
         end
       end
     end
+  end
+
+  -- `newest`, walked without care first (see there).
+  local function find(list, top, plain)
+    local ok, state, stopped = pcall(newest, list, top, plain, false)
+    if ok then
+      return state, stopped
+    end
+    return newest(list, top, plain, true)
   end
 
   -- The entries at the integer keys of `entries` in `1..top`, oldest first, without holes:
@@ -83,10 +105,10 @@ return function(native, snapshot)
     if type(entries) ~= "table" then
       return native(entries)
     end
-    local state, stopped = newest(entries, len(entries), getmetatable(entries) == nil)
+    local state, stopped = find(entries, len(entries), getmetatable(entries) == nil)
     if stopped then
       local dense = present(entries, stopped)
-      state = newest(dense, #dense, true)
+      state = find(dense, #dense, true)
     end
     return state or native(nil)
   end

@@ -188,6 +188,29 @@ function M.source(source)
   return source
 end
 
+---The rows of a render with the memo (`paint`): a row unchanged since the last render
+---reuses a copy of its line.
+function H.memo_rows(lines, rows, views, clip, memo, ctx, more, mid, last, finish)
+  local n, width, row_of = #rows, ctx.width, ctx.layout.row
+  for i = 1, n do
+    local row = rows[i]
+    if not views then
+      row = H.row_view(row, width)
+    elseif clip then
+      row = H.clipped(row, width)
+    end
+    local last_row = i == n and more == 0
+    local m = memo[i]
+    if m ~= nil and H.same_row(m, row, last_row, ctx) then
+      lines[i + 1] = themes.copy_line(m.line)
+    else
+      local line = finish((last_row and last or mid) .. row_of(ctx, row), width)
+      lines[i + 1] = line
+      memo[i] = H.row_memo(row, last_row, ctx, themes.copy_line(line))
+    end
+  end
+end
+
 ---The panel's lines. `live` is an `overlay_live` (the live object's memory), a table of
 ---ids to leave out, or nil.
 ---@param source any a list handle, a state table, a session, or nil
@@ -210,7 +233,7 @@ function M.paint(source, opts, live)
   local layout = H.layout_for(opts.layout)
   local collapsed = opts.collapsed and true or false
   -- Selection, counts, showIds and the live memory: decided natively, in one call.
-  local rows, counts, show_ids, hidden_completed, truncated =
+  local rows, counts, show_ids, hidden_completed, truncated, longest =
     H.core().overlay_view(source, budget, live, collapsed, layout.row ~= H.DEFAULT_ROW)
   if counts.total == 0 then
     return {}
@@ -253,27 +276,22 @@ function M.paint(source, opts, live)
     if memo ~= nil and (layout.row ~= H.DEFAULT_ROW or not themes.shipped(theme)) then
       memo = nil
     end
-    -- Row views whose texts fit are used as they are (checked here: most rows fit).
-    local fits = width and common.clip_bytes(width)
-    for i = 1, n do
-      local row = rows[i]
-      if not views then
-        row = H.row_view(row, width)
-      elseif fits and (#row.subject > fits or (row.activeForm ~= nil and #row.activeForm > fits)) then
-        row = H.clipped(row, width)
-      end
-      local last_row = i == n and more == 0
-      local prefix = last_row and last or mid
-      local m = memo and memo[i]
-      if m ~= nil and H.same_row(m, row, last_row, ctx) then
-        lines[i + 1] = themes.copy_line(m.line)
-      else
-        local line = finish(prefix .. layout.row(ctx, row), width)
-        lines[i + 1] = line
-        if memo ~= nil then
-          memo[i] = H.row_memo(row, last_row, ctx, themes.copy_line(line))
+    -- Row views are clipped only when a text may be longer than a line shows (the native
+    -- view says how long the longest is).
+    local clip = views and width ~= nil and longest > common.clip_bytes(width)
+    if memo == nil then
+      for i = 1, n do
+        local row = rows[i]
+        if not views then
+          row = H.row_view(row, width)
+        elseif clip then
+          row = H.clipped(row, width)
         end
+        local prefix = (i == n and more == 0) and last or mid
+        lines[i + 1] = finish(prefix .. layout.row(ctx, row), width)
       end
+    else
+      H.memo_rows(lines, rows, views, clip, memo, ctx, more, mid, last, finish)
     end
     if more > 0 then
       local hidden = { count = more, completed = hidden_completed, pending = truncated }
