@@ -17,6 +17,7 @@ local anchor_dir = arg[2] ~= "" and arg[2] or nil
 local RUNS = tonumber(arg[3] or "5")
 
 local cjson = require("cjson")
+H.entries = dofile((arg[0]:match("^(.*)/[^/]*$") or ".") .. "/entries.lua")
 local core = require("rpiv_todo.core")
 local todo = require("rpiv_todo")
 local clock = os.clock
@@ -158,59 +159,7 @@ end
 local w4 = H.load("w4-overlay-tasks.json")
 local snapshot = core.list(w4.state):state()
 
----A todo tool result holding the 200-task snapshot.
-function H.todo_entry(i)
-  return {
-    type = "message",
-    id = "t" .. i,
-    message = {
-      role = "toolResult",
-      toolName = "todo",
-      toolCallId = "call_" .. i,
-      content = { { type = "text", text = "ok" } },
-      details = {
-        action = "list",
-        params = { action = "list" },
-        tasks = snapshot.tasks,
-        nextId = snapshot.nextId,
-      },
-    },
-  }
-end
-
----One of the entries between todo results: a user turn, an assistant turn, another tool.
-function H.other_entry(i)
-  local k = i % 3
-  if k == 0 then
-    return { type = "message", id = "u" .. i, message = { role = "user", content = "turn " .. i } }
-  elseif k == 1 then
-    return {
-      type = "message",
-      id = "a" .. i,
-      message = { role = "assistant", content = { { type = "text", text = "working on " .. i } } },
-    }
-  end
-  return {
-    type = "message",
-    id = "b" .. i,
-    message = {
-      role = "toolResult",
-      toolName = "bash",
-      toolCallId = "call_b" .. i,
-      content = { { type = "text", text = "exit 0" } },
-      details = { exitCode = 0, stdout = "done " .. i },
-    },
-  }
-end
-
-local replay_entries = {}
-for i = 1, 2000 do
-  replay_entries[i] = H.todo_entry(i)
-end
-local walk_entries = { H.todo_entry(1) }
-for i = 1, 1999 do
-  walk_entries[#walk_entries + 1] = H.other_entry(i)
-end
+local replay_entries, walk_entries = H.entries.conversations(snapshot)
 do
   local REPS = 200
   local mine, theirs = H.best(function()

@@ -14,6 +14,8 @@
 #   RPIV_BENCH_FLAVOURS=luajit scripts/bench.sh    (one interpreter only)
 #   RPIV_BENCH_BASE=main scripts/bench.sh          (the front-end rows against main too)
 #   scripts/bench.sh --front-end                  (those rows only)
+#   scripts/bench.sh --instructions               (bench.lua's rows in instructions, callgrind;
+#                                                  with RPIV_BENCH_BASE, against that revision)
 #
 # The anchor (todo.lua, overlay.lua) is read from $RPIV_ANCHOR, default ../shared/bench/anchor
 # beside the repository; without it the comparison is skipped (said so) and the module's
@@ -69,6 +71,56 @@ front_end_all() {
     done
 }
 
+# bench.lua's rows (the module's side) in machine instructions per unit, counted by
+# callgrind (bench/instructions.lua), for each flavour; with RPIV_BENCH_BASE=<revision> that
+# revision too, built in a scratch worktree, and the ratio this / base. Counts barely move
+# between runs where times move by up to 2x, so an A/B reads row by row.
+instruction_counts() {
+    local flavour=$1 root=$2 cpath=$3 out interp
+    interp=$(interp_for "$flavour")
+    out=$(mktemp -d)
+    (cd "$out" && valgrind --tool=callgrind --dump-before=remove --callgrind-out-file="$out/cg.%p" \
+        "$interp" -e "package.cpath='$cpath/?.so;'..package.cpath; package.path='$root/lua/?.lua;$root/lua/?/init.lua;'..package.path" \
+        "$ROOT/bench/instructions.lua" "$ROOT/bench/workloads" >"$out/labels" 2>"$out/log")
+    # Part 1 is the set-up; part k+1 is row k; the first row is the collection alone.
+    find "$out" -name 'cg.*.*' | sort -t. -k3 -n | tail -n +2 | head -n "$(wc -l <"$out/labels")" |
+        xargs -r -n1 awk '/^summary:/ { print $2 }' | paste "$out/labels" - |
+        awk -F'\t' 'NR == 1 { gc = $3 } NR > 1 { printf "%s\t%.0f\n", $1, ($3 - gc) / $2 }'
+    rm -rf "$out"
+}
+
+instructions_all() {
+    local flavour base_dir="" base_target="$ROOT/target/bench-base"
+    command -v valgrind >/dev/null || { echo "valgrind is not installed"; return 1; }
+    if [[ -n ${RPIV_BENCH_BASE:-} ]]; then
+        base_dir=$(mktemp -d)
+        git -C "$ROOT" worktree add --detach "$base_dir" "$RPIV_BENCH_BASE" >/dev/null
+    fi
+    for flavour in ${RPIV_BENCH_FLAVOURS:-luajit lua54}; do
+        scripts/build-module.sh "$flavour" "$ROOT/target/lua-$flavour/rpiv_todo/core.so" >/dev/null
+        echo
+        echo "$(interp_for "$flavour"): instructions per unit (bench.lua's units)${base_dir:+, this and $RPIV_BENCH_BASE}"
+        if [[ -z $base_dir ]]; then
+            instruction_counts "$flavour" "$ROOT" "$ROOT/target/lua-$flavour" |
+                awk -F'\t' '{ printf "  %-58s %12s\n", $1, $2 }'
+            continue
+        fi
+        (cd "$base_dir" && CARGO_TARGET_DIR=$base_target scripts/build-module.sh "$flavour" \
+            "$base_dir/target/lua-$flavour/rpiv_todo/core.so" >/dev/null)
+        paste <(instruction_counts "$flavour" "$ROOT" "$ROOT/target/lua-$flavour") \
+            <(instruction_counts "$flavour" "$base_dir" "$base_dir/target/lua-$flavour" | cut -f2) |
+            awk -F'\t' '{ printf "  %-58s %12s %12s %6.2f\n", $1, $2, $3, $2 / $3 }'
+    done
+    if [[ -n $base_dir ]]; then
+        git -C "$ROOT" worktree remove --force "$base_dir"
+    fi
+    return 0
+}
+
+if [[ ${1:-} == --instructions ]]; then
+    instructions_all
+    exit 0
+fi
 if [[ ${1:-} == --front-end ]]; then
     front_end_all
     exit 0

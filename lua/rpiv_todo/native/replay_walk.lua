@@ -38,9 +38,9 @@ return function(native, snapshot)
   -- a long border look full. After 64 holes it gives up: nil and where it stopped.
   --
   -- Only tables are entries and messages. When `careful`, a value's type is checked before
-  -- it is indexed. Otherwise fields are read first and the types checked only for a tool
-  -- result: `type` is a C call that costs PUC Lua as much as the rest of the test, and
-  -- most entries are already refused by their role. Indexing a value that cannot be
+  -- it is indexed. Otherwise fields are read first and the types checked only for a todo
+  -- tool result: `type` is a C call that costs PUC Lua as much as the rest of the test,
+  -- and most entries are refused by their role or tool name. Indexing a value that cannot be
   -- indexed raises there, and `find` then walks again with care.
   local function newest(list, top, plain, careful)
     local misses = 0
@@ -60,12 +60,12 @@ return function(native, snapshot)
         local m
         if careful then
           m = type(e) == "table" and e.type == "message" and e.message
-          m = type(m) == "table" and m.role == "toolResult" and m
+          m = type(m) == "table" and m.role == "toolResult" and m.toolName == "todo" and m
         else
           m = e.type == "message" and e.message
-          m = m and m.role == "toolResult" and type(e) == "table" and type(m) == "table" and m
+          m = m and m.role == "toolResult" and m.toolName == "todo" and type(e) == "table" and type(m) == "table" and m
         end
-        if m and m.toolName == "todo" then
+        if m then
           local state = state_of(m.details)
           if state then
             return state
