@@ -83,8 +83,9 @@ instruction_counts() {
         "$interp" -e "package.cpath='$cpath/?.so;'..package.cpath; package.path='$root/lua/?.lua;$root/lua/?/init.lua;'..package.path" \
         "$ROOT/bench/instructions.lua" "$ROOT/bench/workloads" >"$out/labels" 2>"$out/log")
     # Part 1 is the set-up; part k+1 is row k; the first row is the collection alone.
-    find "$out" -name 'cg.*.*' | sort -t. -k3 -n | tail -n +2 | head -n "$(wc -l <"$out/labels")" |
-        xargs -r -n1 awk '/^summary:/ { print $2 }' | paste "$out/labels" - |
+    find "$out" -name 'cg.*.*' -printf '%f\n' | sort -t. -k3 -n | tail -n +2 |
+        head -n "$(wc -l <"$out/labels")" | (cd "$out" && xargs -r -n1 awk '/^summary:/ { print $2 }') |
+        paste "$out/labels" - |
         awk -F'\t' 'NR == 1 { gc = $3 } NR > 1 { printf "%s\t%.0f\n", $1, ($3 - gc) / $2 }'
     rm -rf "$out"
 }
@@ -106,7 +107,8 @@ instructions_all() {
             continue
         fi
         (cd "$base_dir" && CARGO_TARGET_DIR=$base_target scripts/build-module.sh "$flavour" \
-            "$base_dir/target/lua-$flavour/rpiv_todo/core.so" >/dev/null)
+            "$base_dir/target/lua-$flavour/rpiv_todo/core.so" >"$base_dir/build.log" 2>&1) ||
+            { cat "$base_dir/build.log"; return 1; }
         paste <(instruction_counts "$flavour" "$ROOT" "$ROOT/target/lua-$flavour") \
             <(instruction_counts "$flavour" "$base_dir" "$base_dir/target/lua-$flavour" | cut -f2) |
             awk -F'\t' '{ printf "  %-58s %12s %12s %6.2f\n", $1, $2, $3, $2 / $3 }'

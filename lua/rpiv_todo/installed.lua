@@ -88,24 +88,26 @@ function M.format(record)
   return table.concat(lines, "\n") .. "\n"
 end
 
----The current record, with `path` (the module's absolute path) added; nil when nothing
----was installed (or the record cannot be read) and the reason.
+---A record in the lib folder (the module's, `M.RECORD`, unless `name` says another, such
+---as the MCP server's), with `path` (the absolute path of the file it names) added; nil
+---when nothing was installed (or the record cannot be read) and the reason.
 ---@param dir? string the lib folder (default M.dir())
+---@param name? string the record's file name (default M.RECORD)
 ---@return table<string, string>|nil record, string|nil why
-function M.read(dir)
-  dir = dir or M.dir()
+function M.read(dir, name)
+  dir, name = dir or M.dir(), name or M.RECORD
   if dir == nil then
     return nil, "the plugin's folder is unknown"
   end
-  local file = io.open(dir .. "/" .. M.RECORD, "rb")
+  local file = io.open(dir .. "/" .. name, "rb")
   if not file then
-    return nil, "no " .. dir .. "/" .. M.RECORD
+    return nil, "no " .. dir .. "/" .. name
   end
   local text = file:read("*a") or ""
   file:close()
   local record = M.parse(text)
   if not record.version or not record.file or record.file == "" or record.file:find("[/\\]") then
-    return nil, dir .. "/" .. M.RECORD .. " is incomplete"
+    return nil, dir .. "/" .. name .. " is incomplete"
   end
   record.path = dir .. "/" .. record.file
   return record

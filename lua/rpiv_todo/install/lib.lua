@@ -90,20 +90,7 @@ end
 ---@param dir? string the lib folder (default rpiv_todo.installed.dir())
 ---@return table<string, string>|nil record, string|nil why
 function M.server(dir)
-  dir = dir or installed.dir()
-  if dir == nil then
-    return nil, "the plugin's folder is unknown"
-  end
-  local text = M.read(dir .. "/" .. M.SERVER_RECORD)
-  if text == nil then
-    return nil, "no " .. dir .. "/" .. M.SERVER_RECORD
-  end
-  local record = installed.parse(text)
-  if not record.version or not record.file or record.file == "" or record.file:find("[/\\]") then
-    return nil, dir .. "/" .. M.SERVER_RECORD .. " is incomplete"
-  end
-  record.path = dir .. "/" .. record.file
-  return record
+  return installed.read(dir, M.SERVER_RECORD)
 end
 
 ---What the current record points at, when it is this version's module and intact.

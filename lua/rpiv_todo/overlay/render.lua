@@ -280,12 +280,11 @@ function M.paint(source, opts, live)
     -- view says how long the longest is).
     local clip = views and width ~= nil and longest > common.clip_bytes(width)
     if memo == nil then
+      local convert = clip or not views
       for i = 1, n do
         local row = rows[i]
-        if not views then
-          row = H.row_view(row, width)
-        elseif clip then
-          row = H.clipped(row, width)
+        if convert then
+          row = views and H.clipped(row, width) or H.row_view(row, width)
         end
         local prefix = (i == n and more == 0) and last or mid
         lines[i + 1] = finish(prefix .. layout.row(ctx, row), width)
