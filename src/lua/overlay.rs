@@ -211,8 +211,7 @@ fn view(
                 if let (Some(w), Some(rows)) = (&m.whole, &m.rows) {
                     if w.budget == budget && w.collapsed == collapsed {
                         let counts = counts_table(lua, &w.panel)?;
-                        let longest = longest(&list.state().tasks, &w.panel);
-                        return Ok(view_of(rows.clone(), counts, &w.panel, longest));
+                        return Ok(view_of(rows.clone(), counts, &w.panel, w.longest));
                     }
                 }
             }
@@ -268,6 +267,7 @@ fn view(
                     }
                 },
             )?;
+            let longest = longest(tasks, &panel);
             if let Some(memo) = memo.as_deref_mut() {
                 memo.entries = Some(entries);
                 memo.shown = shown;
@@ -276,9 +276,9 @@ fn view(
                     budget,
                     collapsed,
                     panel: panel.clone(),
+                    longest,
                 });
             }
-            let longest = longest(tasks, &panel);
             Ok(view_of(rows, counts, &panel, longest))
         }
         LuaValue::Table(state) => {
@@ -370,6 +370,8 @@ struct Whole {
     budget: usize,
     collapsed: bool,
     panel: Panel,
+    /// `longest` of the view (see `view`).
+    longest: usize,
 }
 
 /// A task as far as its row view shows it (the text before it is sanitized).
