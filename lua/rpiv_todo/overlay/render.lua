@@ -188,16 +188,23 @@ function M.source(source)
   return source
 end
 
+---What a row shows: a state's task as a row view, or a list handle's row view with its
+---texts clipped to `width` (`paint` asks only when some row needs it).
+function H.shown_row(row, views, width)
+  if views then
+    return H.clipped(row, width)
+  end
+  return H.row_view(row, width)
+end
+
 ---The rows of a render with the memo (`paint`): a row unchanged since the last render
 ---reuses a copy of its line.
-function H.memo_rows(lines, rows, views, clip, memo, ctx, more, mid, last, finish)
+function H.memo_rows(lines, rows, views, convert, memo, ctx, more, mid, last, finish)
   local n, width, row_of = #rows, ctx.width, ctx.layout.row
   for i = 1, n do
     local row = rows[i]
-    if not views then
-      row = H.row_view(row, width)
-    elseif clip then
-      row = H.clipped(row, width)
+    if convert then
+      row = H.shown_row(row, views, width)
     end
     local last_row = i == n and more == 0
     local m = memo[i]
@@ -276,21 +283,21 @@ function M.paint(source, opts, live)
     if memo ~= nil and (layout.row ~= H.DEFAULT_ROW or not themes.shipped(theme)) then
       memo = nil
     end
-    -- Row views are clipped only when a text may be longer than a line shows (the native
-    -- view says how long the longest is).
-    local clip = views and width ~= nil and longest > common.clip_bytes(width)
+    -- A state's tasks become row views; a list handle's row views are clipped only when
+    -- a text may be longer than a line shows (the native view says how long the longest
+    -- is).
+    local convert = not views or (width ~= nil and longest > common.clip_bytes(width))
     if memo == nil then
-      local convert = clip or not views
       for i = 1, n do
         local row = rows[i]
         if convert then
-          row = views and H.clipped(row, width) or H.row_view(row, width)
+          row = H.shown_row(row, views, width)
         end
         local prefix = (i == n and more == 0) and last or mid
         lines[i + 1] = finish(prefix .. layout.row(ctx, row), width)
       end
     else
-      H.memo_rows(lines, rows, views, clip, memo, ctx, more, mid, last, finish)
+      H.memo_rows(lines, rows, views, convert, memo, ctx, more, mid, last, finish)
     end
     if more > 0 then
       local hidden = { count = more, completed = hidden_completed, pending = truncated }
