@@ -99,6 +99,22 @@ T.test("entries and messages that are not tables are passed over", function()
   local ok, err = pcall(core.replay, { H.todo("the list", 4), raising })
   T.eq(ok, false)
   T.eq(tostring(err):find("entry refuses to be read", 1, true) ~= nil, true, tostring(err))
+  -- An error raised once (a host cancelling, say) is raised, not walked past: only the
+  -- error of indexing what cannot be indexed makes the walk start again.
+  for _, raised in ipairs({ { cancelled = true }, "cancelled once" }) do
+    local armed = true
+    local once = setmetatable({}, {
+      __index = function()
+        if armed then
+          armed = false
+          error(raised, 0)
+        end
+      end,
+    })
+    ok, err = pcall(core.replay, { H.todo("the list", 4), 5, once })
+    T.eq(ok, false, "raised once: " .. tostring(raised))
+    T.eq(err, raised)
+  end
 end)
 
 T.finish()

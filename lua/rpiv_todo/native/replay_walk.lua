@@ -11,7 +11,7 @@
 -- misuse) and `snapshot(tasks, nextId)` the native reading of one snapshot (a state
 -- table, or nil when it makes none).
 return function(native, snapshot)
-  local type, rawget, next, floor = type, rawget, next, math.floor
+  local type, rawget, next, floor, find_text = type, rawget, next, math.floor, string.find
   local getmetatable = getmetatable
   local len = rawlen or function(t)
     return #t
@@ -75,11 +75,16 @@ return function(native, snapshot)
     end
   end
 
-  -- `newest`, walked without care first (see there).
+  -- `newest`, walked without care first (see there). Only the error of indexing a value
+  -- that cannot be indexed makes it walk again: any other (a metamethod's, a hook's, out
+  -- of memory) is raised as it came, once.
   local function find(list, top, plain)
     local ok, state, stopped = pcall(newest, list, top, plain, false)
     if ok then
       return state, stopped
+    end
+    if type(state) ~= "string" or not find_text(state, "attempt to index", 1, true) then
+      error(state, 0)
     end
     return newest(list, top, plain, true)
   end
