@@ -5,7 +5,7 @@
 -- call or a Fluent lookup. Every memo here is bounded:
 --   * sanitize and cut memos by bytes (keys plus values, `M.MEMO_BYTES` each); text
 --     longer than `M.ENTRY_MAX` bytes is never remembered, so a huge subject that was
---     renamed or cleared is not kept alive by the memo (issue 9, item 9);
+--     renamed or cleared is not kept alive by the memo;
 --   * UI words per locale: only the active locale's are kept, dropped when it changes.
 
 local M = {}
