@@ -102,8 +102,16 @@ fn a_writer_killed_at_random_moments_always_leaves_a_whole_list() {
     eprintln!("kill test seed: RPIV_KILL_SEED={seed}");
     let exe = std::env::current_exe().unwrap();
     let (mut big, mut small, mut torn_writes) = (0, 0, 0);
+    // At least `KILLS` kills, and more until both lists and a torn save were caught. A
+    // kill lands up to `window` µs after the writer is ready; the window starts at a few
+    // saves of the big list on a quiet disk and doubles every ten kills that never caught
+    // the big list (a loaded machine's fsync can outlast it), up to `MAX_WINDOW`.
     const KILLS: usize = 40;
-    for round in 0..KILLS {
+    const MAX_KILLS: usize = 200;
+    const MAX_WINDOW: u64 = 2_000_000;
+    let mut window: u64 = 60_000;
+    let mut round = 0;
+    while round < KILLS || (round < MAX_KILLS && (big == 0 || small == 0 || torn_writes == 0)) {
         let mut child = Command::new(&exe)
             .args([NAME, "--exact", "--test-threads=1"])
             .env("RPIV_KILL_WRITER", &path_s)
@@ -112,8 +120,7 @@ fn a_writer_killed_at_random_moments_always_leaves_a_whole_list() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn the writer");
-        // Wait until the writer is about to save, then kill it within a few cycles of
-        // saving (a save of the big list takes ~15 ms here, most of it fsync).
+        // Wait until the writer is about to save, then kill it within the window.
         // (The test harness prints its own text first, "test <name> ... " on that line.)
         let mut out = BufReader::new(child.stdout.take().expect("piped stdout"));
         let mut line = String::new();
@@ -127,7 +134,7 @@ fn a_writer_killed_at_random_moments_always_leaves_a_whole_list() {
                 "round {round}: the writer ended before it was ready: {seen}"
             );
         }
-        let wait = next(&mut seed) % 60_000;
+        let wait = next(&mut seed) % window;
         std::thread::sleep(Duration::from_micros(wait));
         child.kill().expect("SIGKILL the writer");
         let status = child.wait().expect("reap the writer");
@@ -166,9 +173,13 @@ fn a_writer_killed_at_random_moments_always_leaves_a_whole_list() {
         }
         // A kill between creating the temporary file and renaming it leaves that file.
         torn_writes = std::fs::read_dir(dir.path()).unwrap().count() - 1;
+        round += 1;
+        if round % 10 == 0 && big == 0 {
+            window = window.saturating_mul(2).min(MAX_WINDOW);
+        }
     }
     eprintln!(
-        "kill test: {KILLS} kills; the file held the 300-task list {big} times, the 3-task list {small} times; {torn_writes} kills landed mid-save (temporary file left)"
+        "kill test: {round} kills within {window} µs; the file held the 300-task list {big} times, the 3-task list {small} times; {torn_writes} kills landed mid-save (temporary file left)"
     );
     assert!(
         big > 0 && small > 0,
