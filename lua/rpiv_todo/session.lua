@@ -147,9 +147,16 @@ end
 ---@param entries table|string
 ---@return rpiv_todo.State
 function Session:replay(entries)
-  local state = H.core().replay(entries)
-  self.list:replace(state)
-  H.emit("replayed", self.id, self)
+  return H.adopt(self, H.core().replay(entries))
+end
+
+---Make {state} (a replay's result) the session's list and tell the listeners.
+---@param session rpiv_todo.Session
+---@param state rpiv_todo.State
+---@return rpiv_todo.State
+function H.adopt(session, state)
+  session.list:replace(state)
+  H.emit("replayed", session.id, session)
   return state
 end
 
@@ -300,7 +307,7 @@ function M.on_compaction(id, entries)
   -- Nothing held and nothing on the branch: no replay (it would only announce an empty list).
   local empty = #held.tasks == 0 and #branch.tasks == 0
   if not empty and H.compaction().newer(held, branch, session.list:state_json()) then
-    session:replay(entries or {})
+    H.adopt(session, branch)
   end
   local state = session:state()
   if #state.tasks == 0 then
