@@ -186,7 +186,12 @@ pub fn to_text(state: &State, generation: u64) -> Vec<u8> {
 /// and what this process last read or wrote.
 #[derive(Debug)]
 pub struct SharedFile {
-    path: PathBuf,
+    /// The path as given, which messages name.
+    given: PathBuf,
+    /// The file itself: `given` with every symbolic link resolved, once, here. The lock,
+    /// the temporary files and the write all sit beside it, so a handle opened through a
+    /// link and one opened through its target lock the same file.
+    path: Result<PathBuf, String>,
     lock_path: PathBuf,
     wait: Duration,
     seen: Option<Stamp>,
@@ -196,14 +201,26 @@ pub struct SharedFile {
 impl SharedFile {
     /// A handle on the list file at `path`; nothing is read or written yet. A call waits
     /// at most `wait` for another process's lock (capped at [`MAX_WAIT`]).
+    ///
+    /// A symbolic link at `path` is resolved now, once: the handle keeps the file it
+    /// leads to (which need not exist yet) even if the link is changed later. A link that
+    /// never reaches a file (a loop) makes every call fail in-band. Hard links are not
+    /// supported: two names of one file have two locks.
     pub fn new(path: impl Into<PathBuf>, wait: Duration) -> SharedFile {
-        let path = path.into();
+        let given = path.into();
+        let resolved = if given.as_os_str().is_empty() {
+            Err("the path is empty".to_string())
+        } else {
+            store::resolve_link(&given)
+        };
+        let beside = resolved.as_ref().unwrap_or(&given);
         let mut name = std::ffi::OsString::from(".");
-        name.push(path.file_name().unwrap_or_default());
+        name.push(beside.file_name().unwrap_or_default());
         name.push(".lock");
-        let lock_path = path.with_file_name(name);
+        let lock_path = beside.with_file_name(name);
         SharedFile {
-            path,
+            given,
+            path: resolved,
             lock_path,
             wait: wait.min(MAX_WAIT),
             seen: None,
@@ -211,9 +228,17 @@ impl SharedFile {
         }
     }
 
-    /// The list file.
+    /// The list file, as given.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.given
+    }
+
+    /// The file itself (every link resolved), or why there is none.
+    fn target(&self) -> Result<&Path, StoreError> {
+        self.path.as_deref().map_err(|reason| StoreError::Write {
+            path: self.shown(),
+            reason: reason.clone(),
+        })
     }
 
     /// The generation this process last read or wrote (0: none yet, or a file without one).
@@ -228,7 +253,7 @@ impl SharedFile {
     }
 
     fn shown(&self) -> String {
-        self.path.display().to_string()
+        self.given.display().to_string()
     }
 
     /// Run `call` on the newest list. With `writes`, under the lock, and the list it
@@ -255,18 +280,20 @@ impl SharedFile {
             self.take_in(state, false)?;
             return Ok(call(state).0);
         }
-        let mut lock = self.lock()?;
-        let found = self.take_in(state, true)?;
-        let base = self.generation();
-        // Kept only when the file cannot give the list back (there is none).
-        let before = matches!(found, Synced::Missing).then(|| state.clone());
-        let (reply, changed) = call(state);
+        let lock = self.lock()?;
+        let base = match self.take_in(state, true)? {
+            Synced::Missing => fresh_generation(),
+            Synced::Unchanged | Synced::Reloaded => self.generation(),
+        };
+        // The call changes a copy, which becomes the list only once it is in the file: a
+        // failed save leaves `state` as the file holds it, with nothing to put back.
+        let mut next = state.clone();
+        let (reply, changed) = call(&mut next);
         test_pause("after_read");
         if changed {
-            if let Err(e) = self.write(&mut lock, state, base) {
-                self.restore(state, before);
-                return Err(TransactError::Store(e));
-            }
+            self.write(&lock, &next, base)
+                .map_err(TransactError::Store)?;
+            *state = next;
         }
         drop(lock);
         test_pause("after_write");
@@ -282,18 +309,18 @@ impl SharedFile {
     }
 
     fn write_over_locked(&mut self, state: &State) -> Result<(), TransactError> {
-        let mut lock = self.lock()?;
+        let lock = self.lock()?;
         let base = match self.read() {
             Ok(Found::Other(_, stamp)) => stamp.generation,
-            Ok(Found::Same | Found::Missing) => self.generation(),
+            Ok(Found::Same) => self.generation(),
+            Ok(Found::Missing) => fresh_generation(),
             Err(e @ StoreError::Invalid { .. }) => {
                 self.move_aside(&e)?;
-                self.generation()
+                fresh_generation()
             }
             Err(e) => return Err(TransactError::Store(e)),
         };
-        self.write(&mut lock, state, base)
-            .map_err(TransactError::Store)
+        self.write(&lock, state, base).map_err(TransactError::Store)
     }
 
     /// Keep a failure among the notices too (the caller's user hears of it, not only the
@@ -321,7 +348,7 @@ impl SharedFile {
             _ => false,
         };
         if same {
-            fs::remove_file(&self.path).map_err(|e| {
+            fs::remove_file(self.target().map_err(TransactError::Store)?).map_err(|e| {
                 TransactError::Store(StoreError::Write {
                     path: self.shown(),
                     reason: e.to_string(),
@@ -352,23 +379,6 @@ impl SharedFile {
                 Ok(Synced::Missing)
             }
             Err(e) => Err(TransactError::Store(e)),
-        }
-    }
-
-    /// Put the list back as it was before a call whose save failed: from the file, which
-    /// the lock kept unchanged, or from `before` when there is none.
-    fn restore(&mut self, state: &mut State, before: Option<State>) {
-        if let Some(before) = before {
-            *state = before;
-            return;
-        }
-        let seen = self.seen.take();
-        match self.read() {
-            Ok(Found::Other(old, stamp)) => {
-                *state = old;
-                self.seen = Some(stamp);
-            }
-            _ => self.seen = seen,
         }
     }
 
@@ -412,7 +422,8 @@ impl SharedFile {
 
     /// The file's generation and identity from its first bytes (`None`: no file).
     fn read_head(&self) -> Result<Option<Head>, StoreError> {
-        let mut file = match store::open_checked(&self.path, store::MAX_LIST_BYTES) {
+        let path = self.target()?;
+        let mut file = match store::open_checked(path, store::MAX_LIST_BYTES) {
             Ok(f) => f,
             Err(StoreError::Missing { .. }) => return Ok(None),
             Err(e) => return Err(e),
@@ -449,10 +460,7 @@ impl SharedFile {
                 limit: store::MAX_LIST_BYTES,
             });
         }
-        let state = store::parse(&bytes).map_err(|what| StoreError::Invalid {
-            path: self.shown(),
-            what,
-        })?;
+        let state = store::parse_file(&self.given, &bytes)?;
         Ok(Found::Other(state, stamp))
     }
 
@@ -463,26 +471,30 @@ impl SharedFile {
         }
     }
 
-    /// Save `state` with the generation after `base`, the file's (under the lock).
-    fn write(&mut self, lock: &mut Lock, state: &State, base: u64) -> Result<(), StoreError> {
+    /// Save `state` with the generation after `base`, the file's (under `lock`). The
+    /// rename happens only while `lock` is still the lock file's: if a third program
+    /// removed or replaced it, another process may hold the new one, and nothing is saved.
+    fn write(&mut self, lock: &Lock, state: &State, base: u64) -> Result<(), StoreError> {
         let generation = base.wrapping_add(1).max(1);
+        let target = self.target()?.to_path_buf();
         lock.begin_write();
-        store::write_atomic(&self.path, &to_text(state, generation))?;
-        if lock.left_behind {
+        let meta = store::replace(&target, &self.given, &to_text(state, generation), || {
+            lock.check(&self.lock_path)
+        })?;
+        if lock.left_behind.get() {
             // The last holder died while writing: its temporary file is still there.
-            store::remove_temporaries(&self.path);
+            store::remove_temporaries(&target);
         }
         lock.end_write();
-        self.seen = fs::metadata(&self.path)
-            .ok()
-            .map(|meta| Stamp::of(&meta, generation));
+        self.seen = Some(Stamp::of(&meta, generation));
         Ok(())
     }
 
     /// Move a file whose content is not a list to `<file>.unreadable-<time>[-n]`, a name
     /// that never replaces another (under the lock).
     fn move_aside(&mut self, why: &StoreError) -> Result<(), TransactError> {
-        let base = format!("{}.unreadable-{}", self.path.display(), utc_stamp());
+        let target = self.target().map_err(TransactError::Store)?.to_path_buf();
+        let base = format!("{}.unreadable-{}", target.display(), utc_stamp());
         for n in 1..=1000 {
             let aside = if n == 1 {
                 PathBuf::from(&base)
@@ -492,7 +504,7 @@ impl SharedFile {
             if fs::symlink_metadata(&aside).is_ok() {
                 continue;
             }
-            return match fs::rename(&self.path, &aside) {
+            return match fs::rename(&target, &aside) {
                 Ok(()) => {
                     self.notices.push(format!(
                         "{why}; kept as {}, and a new list is saved in its place",
@@ -523,63 +535,112 @@ struct Head {
 /// there knows the last one died in the middle of a save, and removes what it left.
 struct Lock {
     file: File,
-    left_behind: bool,
+    left_behind: std::cell::Cell<bool>,
 }
 
 impl Lock {
-    fn begin_write(&mut self) {
-        if !self.left_behind {
+    fn begin_write(&self) {
+        if !self.left_behind.get() {
             // Best effort: without the mark, a temporary file a crash leaves is removed
             // by the age-based sweep of `write_atomic` instead.
             let _ = (&self.file).write_all(b"w");
         }
     }
 
-    fn end_write(&mut self) {
+    fn end_write(&self) {
         if self.file.set_len(0).is_ok() {
-            self.left_behind = false;
+            self.left_behind.set(false);
         }
     }
-}
 
-impl Lock {
-    /// The lock if free now; `None` while another process holds it.
+    /// Is this still the file at `path`? A lock on a file removed (or replaced) since it
+    /// was taken excludes nobody: another process may have made and locked a new one.
+    fn check(&self, path: &Path) -> Result<(), String> {
+        if same_file(&self.file, path) {
+            Ok(())
+        } else {
+            Err(format!(
+                "its lock file {} was removed or replaced while this program held it; \
+                 another program may be changing the list",
+                path.display()
+            ))
+        }
+    }
+
+    /// The lock if free now; `None` while another process holds it. The lock file is
+    /// made (0600) when missing; a symbolic link, or anything but a regular file, at its
+    /// path is refused, never followed or written.
     fn try_take(path: &Path) -> io::Result<Option<Lock>> {
-        // A lock file made by another user may be read-only to this one: a lock needs
-        // only an open descriptor.
-        let file = match fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
+        let mut options = fs::OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
         {
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && path.exists() => {
-                File::open(path)?
+            use std::os::unix::fs::OpenOptionsExt;
+            // std opens with O_CLOEXEC already. O_NONBLOCK: a pipe planted at the path
+            // must not block the open (it is refused below).
+            options
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = options.open(path).map_err(|e| {
+            #[cfg(unix)]
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                return io::Error::other("it is a symbolic link, which a lock file never is");
             }
-            other => other?,
-        };
+            e
+        })?;
+        let held = file.metadata()?;
+        if !held.is_file() {
+            return Err(io::Error::other("it is not a regular file"));
+        }
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => return Ok(None),
             Err(fs::TryLockError::Error(e)) => return Err(e),
         }
-        let held = file.metadata()?;
         // The file may have been removed (and another made) between the open and the
         // lock; a lock on a file no longer at the path locks nothing.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            match fs::metadata(path) {
-                Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => {}
-                _ => return Ok(None),
-            }
+        if !same_file(&file, path) {
+            return Ok(None);
         }
         Ok(Some(Lock {
             file,
-            left_behind: held.len() > 0,
+            left_behind: std::cell::Cell::new(held.len() > 0),
         }))
     }
+}
+
+/// Is `file` the file at `path` now (no link followed)?
+fn same_file(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), fs::symlink_metadata(path)) {
+            (Ok(held), Ok(now)) => held.ino() == now.ino() && held.dev() == now.dev(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
+/// The generation a new file starts from: random (below 2^52, so it stays exact in any
+/// JSON reader), so that a stamp another process kept from an earlier file at this path
+/// cannot match the new one.
+fn fresh_generation() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    // std seeds each RandomState from the operating system's randomness.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish() >> 12
 }
 
 /// The time now as `YYYYMMDDTHHMMSSZ` (UTC).
@@ -611,11 +672,12 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (y, m, d)
 }
 
-/// For tests of interleavings only: with `RPIV_TODO_TEST_PAUSE=<dir>`, a transaction
-/// stops at `point` ("after_read": the call applied, the lock held, nothing written;
-/// "after_write": saved and unlocked, the reply not yet returned) while the file
-/// `<dir>/<point>` exists, after creating `<dir>/<point>.reached`. Unset (always, outside
-/// those tests), this is one environment lookup.
+/// For tests of interleavings only, in builds with the `test-pause` feature: with
+/// `RPIV_TODO_TEST_PAUSE=<dir>`, a transaction stops at `point` ("after_read": the call
+/// applied, the lock held, nothing written; "after_write": saved and unlocked, the reply
+/// not yet returned) while the file `<dir>/<point>` exists, after creating
+/// `<dir>/<point>.reached`. Without the feature (every release) this is nothing.
+#[cfg(feature = "test-pause")]
 fn test_pause(point: &str) {
     let Some(dir) = std::env::var_os("RPIV_TODO_TEST_PAUSE") else {
         return;
@@ -631,6 +693,9 @@ fn test_pause(point: &str) {
         std::thread::sleep(Duration::from_millis(1));
     }
 }
+
+#[cfg(not(feature = "test-pause"))]
+fn test_pause(_point: &str) {}
 
 #[cfg(test)]
 mod tests {
@@ -671,6 +736,7 @@ mod tests {
         let (mut a, mut b) = two_handles(&path);
         let (mut sa, mut sb) = (State::default(), State::default());
         let r1 = a.transact(&mut sa, true, create("one")).unwrap();
+        let first = a.generation();
         let r2 = b.transact(&mut sb, true, create("two")).unwrap();
         let r3 = a.transact(&mut sa, true, create("three")).unwrap();
         assert_eq!(r1.text, "Created #1: one (pending)");
@@ -683,7 +749,7 @@ mod tests {
             .map(|t| (t.id, t.subject.as_str()))
             .collect();
         assert_eq!(subjects, [(1, "one"), (2, "two"), (3, "three")]);
-        assert_eq!(a.generation(), 3);
+        assert_eq!(a.generation(), first + 2);
         assert_eq!(b.sync(&mut sb).unwrap(), Synced::Reloaded);
         assert_eq!(sb.tasks.len(), 3);
         assert_eq!(b.sync(&mut sb).unwrap(), Synced::Unchanged);
@@ -825,5 +891,235 @@ mod tests {
         assert_eq!(store::parse(&text).unwrap(), State::default());
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(20_790), (2026, 12, 3));
+    }
+
+    /// The list file's content, parsed.
+    fn on_disk(path: &Path) -> Vec<(i64, String)> {
+        store::load(path)
+            .unwrap()
+            .tasks
+            .iter()
+            .map(|t| (t.id, t.subject.clone()))
+            .collect()
+    }
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_and_its_target_share_one_lock_and_one_file() {
+        use std::os::unix::fs::symlink;
+        let dir = tmp();
+        let real = dir.path().join("real.json");
+        let link = dir.path().join("link.json");
+        symlink("real.json", &link).unwrap();
+        let mut via_link = SharedFile::new(&link, Duration::from_millis(20));
+        let mut via_real = SharedFile::new(&real, DEFAULT_WAIT);
+        assert_eq!(via_link.lock_path, via_real.lock_path);
+        assert_eq!(via_link.lock_path, dir.path().join(".real.json.lock"));
+        // While the target's lock is held, a call through the link waits for it.
+        let (mut sl, mut sr) = (State::default(), State::default());
+        let held = Lock::try_take(&via_real.lock_path).unwrap().unwrap();
+        let e = via_link.transact(&mut sl, true, create("a")).unwrap_err();
+        assert_eq!(e.kind(), "busy");
+        drop(held);
+        let r1 = via_link.transact(&mut sl, true, create("a")).unwrap();
+        let r2 = via_real.transact(&mut sr, true, create("b")).unwrap();
+        assert_eq!(
+            (r1.text.as_str(), r2.text.as_str()),
+            ("Created #1: a (pending)", "Created #2: b (pending)")
+        );
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(on_disk(&real), [(1, "a".into()), (2, "b".into())]);
+        // Retargeting the link later does not move this handle's list.
+        fs::remove_file(&link).unwrap();
+        symlink("elsewhere.json", &link).unwrap();
+        via_link.transact(&mut sl, true, create("c")).unwrap();
+        assert_eq!(on_disk(&real).len(), 3);
+        assert!(!dir.path().join("elsewhere.json").exists());
+    }
+
+    #[test]
+    fn a_refused_save_changes_nothing_and_its_id_is_given_again() {
+        let dir = tmp();
+        let path = dir.path().join("l.json");
+        let mut a = SharedFile::new(&path, DEFAULT_WAIT);
+        let mut s = State::default();
+        a.transact(&mut s, true, create("kept")).unwrap();
+        let lock_path = a.lock_path.clone();
+        // The save is refused at its last step (the lock file is gone, see below).
+        let e = a
+            .transact(&mut s, true, |s: &mut State| {
+                let out = create("refused")(s);
+                fs::remove_file(&lock_path).unwrap();
+                out
+            })
+            .unwrap_err();
+        assert!(e.to_string().ends_with("nothing was changed"), "{e}");
+        assert_eq!(s.tasks.len(), 1, "the refused task is not in the list held");
+        assert_eq!(s.next_id, 2, "nor is its id used up");
+        let r = a.transact(&mut s, true, create("next")).unwrap();
+        assert_eq!(r.text, "Created #2: next (pending)");
+        assert_eq!(on_disk(&path), [(1, "kept".into()), (2, "next".into())]);
+    }
+
+    #[test]
+    fn a_lock_file_removed_while_held_refuses_the_save_and_loses_nothing() {
+        let dir = tmp();
+        let path = dir.path().join("l.json");
+        let (mut a, mut b) = two_handles(&path);
+        let (mut sa, mut sb) = (State::default(), State::default());
+        a.transact(&mut sa, true, create("one")).unwrap();
+        let lock_path = a.lock_path.clone();
+        let mut b_said = None;
+        let e = a
+            .transact(&mut sa, true, |s: &mut State| {
+                let out = create("from-A")(s);
+                // A third program removes the lock file A holds; B makes a new one,
+                // locks it and saves while A still thinks it holds the lock.
+                fs::remove_file(&lock_path).unwrap();
+                b_said = Some(b.transact(&mut sb, true, create("from-B")).unwrap().text);
+                out
+            })
+            .unwrap_err();
+        assert_eq!(b_said.as_deref(), Some("Created #2: from-B (pending)"));
+        assert!(e.to_string().contains("was removed or replaced"), "{e}");
+        assert!(e.to_string().ends_with("nothing was changed"), "{e}");
+        assert_eq!(on_disk(&path), [(1, "one".into()), (2, "from-B".into())]);
+        // A's next call takes in B's task and numbers after it.
+        let r = a.transact(&mut sa, true, create("from-A")).unwrap();
+        assert_eq!(r.text, "Created #3: from-A (pending)");
+    }
+
+    #[test]
+    fn a_newer_format_is_refused_in_band_and_never_moved_aside() {
+        let dir = tmp();
+        let path = dir.path().join("l.json");
+        let newer = br#"{"version":2,"generation":5,"ops":[],"tasks":[],"nextId":1}"#;
+        fs::write(&path, newer).unwrap();
+        let mut a = SharedFile::new(&path, DEFAULT_WAIT);
+        let mut s = State::default();
+        for _ in 0..2 {
+            let e = a.transact(&mut s, true, create("x")).unwrap_err();
+            assert_eq!(e.kind(), "newer");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{}: written by a newer rpiv_todo (file format version 2; this one reads up to 1); nothing was changed",
+                    path.display()
+                )
+            );
+            assert_eq!(a.write_over(&s).unwrap_err().kind(), "newer");
+            assert_eq!(a.sync(&mut s).unwrap_err().kind(), "newer");
+        }
+        assert_eq!(fs::read(&path).unwrap(), newer);
+        assert_eq!(names_in(dir.path()), [".l.json.lock", "l.json"]);
+        assert!(s.tasks.is_empty());
+    }
+
+    #[test]
+    fn a_new_file_starts_from_a_random_generation() {
+        let dir = tmp();
+        let mut seen = Vec::new();
+        for n in 0..4 {
+            let path = dir.path().join(format!("l{n}.json"));
+            let mut a = SharedFile::new(&path, DEFAULT_WAIT);
+            a.transact(&mut State::default(), true, create("x"))
+                .unwrap();
+            let g = a.generation();
+            assert!(g > 1 && g < 1 << 52, "{g}");
+            assert_eq!(generation_of(&fs::read(&path).unwrap()), g);
+            seen.push(g);
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 4, "{seen:?}");
+    }
+
+    #[test]
+    fn a_file_removed_and_made_again_never_matches_an_old_stamp() {
+        let dir = tmp();
+        let path = dir.path().join("l.json");
+        let (mut a, mut b) = two_handles(&path);
+        let (mut sa, mut sb) = (State::default(), State::default());
+        a.transact(&mut sa, true, create("old")).unwrap();
+        let old = a.generation();
+        fs::remove_file(&path).unwrap();
+        b.transact(&mut sb, true, create("new")).unwrap();
+        assert_ne!(b.generation(), old.wrapping_add(1));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_lock_path_is_refused_and_followed_nowhere() {
+        use std::os::unix::fs::symlink;
+        let dir = tmp();
+        let path = dir.path().join("l.json");
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, "precious").unwrap();
+        symlink(&victim, dir.path().join(".l.json.lock")).unwrap();
+        let mut a = SharedFile::new(&path, DEFAULT_WAIT);
+        let mut s = State::default();
+        let e = a.transact(&mut s, true, create("x")).unwrap_err();
+        assert!(e.to_string().contains("it is a symbolic link"), "{e}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(!path.exists());
+        // A dangling one: nothing is made where it points.
+        let elsewhere = tmp();
+        let made = elsewhere.path().join("made");
+        fs::remove_file(dir.path().join(".l.json.lock")).unwrap();
+        symlink(&made, dir.path().join(".l.json.lock")).unwrap();
+        assert!(a.transact(&mut s, true, create("x")).is_err());
+        assert!(!made.exists());
+        // Nor a pipe.
+        fs::remove_file(dir.path().join(".l.json.lock")).unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(dir.path().join(".l.json.lock"))
+            .status();
+        assert!(fifo.is_ok_and(|s| s.success()));
+        let e = a.transact(&mut s, true, create("x")).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(!path.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_lock_file_is_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tmp();
+        let path = dir.path().join("l.json");
+        let mut a = SharedFile::new(&path, DEFAULT_WAIT);
+        a.transact(&mut State::default(), true, create("x"))
+            .unwrap();
+        let mode = fs::metadata(&a.lock_path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[cfg(not(feature = "test-pause"))]
+    #[test]
+    fn the_test_pause_is_not_in_this_build() {
+        let dir = tmp();
+        let gates = dir.path().join("gates");
+        fs::create_dir(&gates).unwrap();
+        fs::write(gates.join("after_read"), "").unwrap();
+        // Only this test sets the variable; a build with the pause would stop here for
+        // 60 s and leave `after_read.reached`.
+        std::env::set_var("RPIV_TODO_TEST_PAUSE", &gates);
+        let mut a = SharedFile::new(dir.path().join("l.json"), DEFAULT_WAIT);
+        a.transact(&mut State::default(), true, create("x"))
+            .unwrap();
+        std::env::remove_var("RPIV_TODO_TEST_PAUSE");
+        assert!(!gates.join("after_read.reached").exists());
     }
 }

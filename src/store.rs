@@ -78,6 +78,15 @@ pub enum StoreError {
         /// Why, in words.
         reason: String,
     },
+    /// The file was written by a newer rpiv_todo, in a format this one does not read: it
+    /// is left as it is, never moved aside or written over.
+    #[error("{path}: {what}")]
+    Newer {
+        /// The path, as given.
+        path: String,
+        /// Which format it is, and which this build reads.
+        what: String,
+    },
     /// The file was read but is not what it should be.
     #[error("{path}: {what}")]
     Invalid {
@@ -101,6 +110,8 @@ pub enum FailureKind {
     /// The system refused or failed the read or the write (permissions, too many open
     /// files, an I/O error, a full disk): a later attempt may succeed.
     Io,
+    /// Written by a newer rpiv_todo, in a format this build does not read.
+    Newer,
     /// The content is not what it should be (not JSON, not a list, breaks its rules).
     Invalid,
 }
@@ -113,6 +124,7 @@ impl FailureKind {
             FailureKind::NotFile => "not_file",
             FailureKind::TooLarge => "too_large",
             FailureKind::Io => "io",
+            FailureKind::Newer => "newer",
             FailureKind::Invalid => "invalid",
         }
     }
@@ -127,6 +139,7 @@ impl StoreError {
             StoreError::NotFile { .. } => FailureKind::NotFile,
             StoreError::TooLarge { .. } => FailureKind::TooLarge,
             StoreError::Read { .. } | StoreError::Write { .. } => FailureKind::Io,
+            StoreError::Newer { .. } => FailureKind::Newer,
             StoreError::Invalid { .. } => FailureKind::Invalid,
         }
     }
@@ -166,11 +179,29 @@ pub fn save(path: &Path, state: &State) -> Result<(), StoreError> {
 /// Read the list saved at `path`.
 pub fn load(path: &Path) -> Result<State, StoreError> {
     let bytes = read_file(path, MAX_LIST_BYTES)?;
-    parse(&bytes).map_err(|what| StoreError::Invalid {
-        path: shown(path),
-        what,
+    parse_file(path, &bytes)
+}
+
+/// A list file's text as a list, or the error that names `path` (`Newer` for a format
+/// this build does not read, `Invalid` for anything else that is not a list).
+pub(crate) fn parse_file(path: &Path, bytes: &[u8]) -> Result<State, StoreError> {
+    parse(bytes).map_err(|what| {
+        if what.starts_with(NEWER) {
+            StoreError::Newer {
+                path: shown(path),
+                what,
+            }
+        } else {
+            StoreError::Invalid {
+                path: shown(path),
+                what,
+            }
+        }
     })
 }
+
+/// How `parse` starts the message for a file of a newer format.
+const NEWER: &str = "written by a newer rpiv_todo";
 
 /// The text of a list file.
 pub fn to_text(state: &State) -> Vec<u8> {
@@ -221,7 +252,7 @@ pub fn parse(bytes: &[u8]) -> Result<State, String> {
             Some(n) if n >= 1 && n <= FORMAT_VERSION => {}
             Some(n) if n > FORMAT_VERSION => {
                 return Err(format!(
-                    "written by a newer rpiv_todo (file format version {n}; this one reads up to {FORMAT_VERSION})"
+                    "{NEWER} (file format version {n}; this one reads up to {FORMAT_VERSION})"
                 ))
             }
             _ => {
@@ -260,22 +291,41 @@ pub fn parse(bytes: &[u8]) -> Result<State, String> {
 /// every instant. A symbolic link is followed (the file it points to is replaced and the
 /// link stays); an existing file keeps its permissions.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let fail = |reason: String| StoreError::Write {
+    if path.as_os_str().is_empty() {
+        return Err(StoreError::Write {
+            path: shown(path),
+            reason: "the path is empty".into(),
+        });
+    }
+    let target = resolve_link(path).map_err(|reason| StoreError::Write {
         path: shown(path),
         reason,
+    })?;
+    replace(&target, path, bytes, || Ok(()))?;
+    Ok(())
+}
+
+/// Replace the file at `target` (a path no link is followed at: a link there would be
+/// replaced, not its target) with `bytes`, atomically; errors name `shown`. `check` runs
+/// last, after the new text is synced and just before the rename: an error from it
+/// leaves the file as it was. Returns the new file's metadata, read from the file
+/// written, so it is the file's own and not whatever the path holds a moment later.
+pub(crate) fn replace(
+    target: &Path,
+    shown_as: &Path,
+    bytes: &[u8],
+    check: impl FnOnce() -> Result<(), String>,
+) -> Result<fs::Metadata, StoreError> {
+    let fail = |reason: String| StoreError::Write {
+        path: shown(shown_as),
+        reason,
     };
-    if path.as_os_str().is_empty() {
-        return Err(fail("the path is empty".into()));
-    }
-    let target = follow_link(path).map_err(fail)?;
     let Some(name) = target.file_name() else {
         return Err(fail("the path does not name a file".into()));
     };
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if let Ok(meta) = fs::metadata(&target) {
+    let dir = parent_of(target);
+    let existing = fs::metadata(target).ok();
+    if let Some(meta) = &existing {
         if meta.is_dir() {
             return Err(fail("it is a directory".into()));
         }
@@ -284,15 +334,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
             return Err(fail("it is not a regular file".into()));
         }
     }
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
+    let prefix = temporary_prefix(name);
     let mut builder = tempfile::Builder::new();
     builder
         .prefix(&prefix)
         .rand_bytes(RANDOM_CHARS)
         .suffix(".tmp");
-    if let Ok(meta) = fs::metadata(&target) {
+    if let Some(meta) = &existing {
         builder.permissions(meta.permissions());
     }
     let mut tmp = builder.tempfile_in(&dir).map_err(|e| {
@@ -313,32 +361,45 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .and_then(|()| file.flush())
         .and_then(|()| file.sync_all())
         .map_err(|e| fail(reason(&e)))?;
-    tmp.persist(&target).map_err(|e| fail(reason(&e.error)))?;
+    let meta = file.metadata().map_err(|e| fail(reason(&e)))?;
+    check().map_err(fail)?;
+    tmp.persist(target).map_err(|e| fail(reason(&e.error)))?;
+    // From here on the file is saved: nothing below may turn that into an error.
     sync_dir(&dir);
     if sweep_due(&dir, &prefix) {
         remove_temporaries_in(&dir, &prefix, STALE_AFTER);
     }
-    Ok(())
+    Ok(meta)
 }
 
-/// Remove every temporary file a save of `path` left (`.<name>.<random>.tmp`), whatever
-/// its age: for a caller that knows no save of it is under way (it holds the file's lock,
-/// under which every save of it is made).
-pub(crate) fn remove_temporaries(path: &Path) {
-    let Ok(target) = follow_link(path) else {
-        return;
-    };
-    let Some(name) = target.file_name() else {
-        return;
-    };
-    let dir = match target.parent() {
+/// The directory a file is in (`.` for a bare name).
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
-    };
+    }
+}
+
+/// What every temporary file of a save of `name` starts with: `.<name>.`.
+fn temporary_prefix(name: &std::ffi::OsStr) -> std::ffi::OsString {
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(name);
     prefix.push(".");
-    remove_temporaries_in(&dir, &prefix, std::time::Duration::ZERO);
+    prefix
+}
+
+/// Remove every temporary file a save of `target` left (`.<name>.<random>.tmp`), whatever
+/// its age: for a caller that knows no save of it is under way (it holds the file's lock,
+/// under which every save of it is made). `target` is the file itself, no link followed.
+pub(crate) fn remove_temporaries(target: &Path) {
+    let Some(name) = target.file_name() else {
+        return;
+    };
+    remove_temporaries_in(
+        &parent_of(target),
+        &temporary_prefix(name),
+        std::time::Duration::ZERO,
+    );
 }
 
 /// Random characters in a temporary file's name (`.<name>.<random>.tmp`).
@@ -383,29 +444,73 @@ fn sweep_due(dir: &Path, prefix: &std::ffi::OsStr) -> bool {
 /// up. Best effort: the save itself already succeeded. `write_atomic` lists the directory
 /// at most once per `STALE_AFTER` for each target (`sweep_due`), not at every save.
 fn remove_temporaries_in(dir: &Path, prefix: &std::ffi::OsStr, min_age: std::time::Duration) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let prefix = prefix.as_encoded_bytes();
-    let now = std::time::SystemTime::now();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let bytes = name.as_encoded_bytes();
-        let ours = bytes.len() == prefix.len() + RANDOM_CHARS + ".tmp".len()
-            && bytes.starts_with(prefix)
-            && bytes.ends_with(b".tmp");
-        if !ours {
-            continue;
+    #[cfg(unix)]
+    {
+        // Not `fs::read_dir`: std asserts that `closedir` succeeds, so an EIO from the
+        // directory's close would panic after the save it follows had succeeded. rustix's
+        // `Dir` closes without asserting, and every step here is best effort.
+        use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+        let Ok(fd) = rfs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return;
+        };
+        let Ok(mut entries) = rfs::Dir::read_from(&fd) else {
+            return;
+        };
+        let prefix = prefix.as_encoded_bytes();
+        let now = std::time::SystemTime::now();
+        while let Some(Ok(entry)) = entries.next() {
+            let name = entry.file_name();
+            let bytes = name.to_bytes();
+            let ours = bytes.len() == prefix.len() + RANDOM_CHARS + ".tmp".len()
+                && bytes.starts_with(prefix)
+                && bytes.ends_with(b".tmp");
+            if !ours {
+                continue;
+            }
+            let Ok(stat) = rfs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            let is_file = rfs::FileType::from_raw_mode(stat.st_mode) == rfs::FileType::RegularFile;
+            let modified = u64::try_from(stat.st_mtime)
+                .ok()
+                .map(|secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+            let stale = is_file
+                && modified
+                    .and_then(|t| now.duration_since(t).ok())
+                    .is_some_and(|age| age >= min_age);
+            if stale {
+                let _ = rfs::unlinkat(&fd, name, AtFlags::empty());
+            }
         }
-        let stale = entry
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age >= min_age);
-        if stale {
-            let _ = fs::remove_file(entry.path());
+    }
+    #[cfg(not(unix))]
+    {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        let prefix = prefix.as_encoded_bytes();
+        let now = std::time::SystemTime::now();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let bytes = name.as_encoded_bytes();
+            let ours = bytes.len() == prefix.len() + RANDOM_CHARS + ".tmp".len()
+                && bytes.starts_with(prefix)
+                && bytes.ends_with(b".tmp");
+            let stale = ours
+                && entry
+                    .metadata()
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| now.duration_since(t).ok())
+                    .is_some_and(|age| age >= min_age);
+            if stale {
+                let _ = fs::remove_file(entry.path());
+            }
         }
     }
 }
@@ -414,7 +519,7 @@ fn remove_temporaries_in(dir: &Path, prefix: &std::ffi::OsStr, min_age: std::tim
 /// a link stays one, even when its target does not exist yet (a dangling link: the
 /// target is created); any other path as it is. A loop of links, or a chain longer than
 /// the system follows, is refused: replacing the link with a plain file would lose it.
-fn follow_link(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn resolve_link(path: &Path) -> Result<PathBuf, String> {
     // Linux follows at most 40 links in one path.
     const MAX_HOPS: usize = 40;
     let mut current = path.to_path_buf();
