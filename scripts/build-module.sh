@@ -21,7 +21,10 @@ usage() {
 flavour=$1
 interp_for "$flavour" >/dev/null || usage
 dest=${2:-$ROOT/lua/rpiv_todo/core.so}
-target_dir="${CARGO_TARGET_DIR:-$ROOT/target}/module-$flavour"
+# RPIV_MODULE_FEATURES adds features (for tests: `test-pause`), built in a folder of
+# their own so the plain build is never replaced by a test build.
+extra=${RPIV_MODULE_FEATURES:-}
+target_dir="${CARGO_TARGET_DIR:-$ROOT/target}/module-$flavour${extra:+-${extra//,/-}}"
 
 lib=librpiv_todo.so
 if [[ $(uname -s) == Darwin ]]; then
@@ -31,7 +34,7 @@ if [[ $(uname -s) == Darwin ]]; then
 fi
 
 cargo build --manifest-path "$ROOT/Cargo.toml" --release --lib \
-    --no-default-features --features "module,$flavour" --target-dir "$target_dir"
+    --no-default-features --features "module,$flavour${extra:+,$extra}" --target-dir "$target_dir"
 
 src="$target_dir/release/$lib"
 mkdir -p "$(dirname "$dest")"

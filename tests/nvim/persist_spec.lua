@@ -96,6 +96,11 @@ T.test("a Neovim with persist = true writes the list under stdpath('state')/rpiv
   )
   T.eq(got.health_error, false, "no ERROR in :checkhealth")
   T.same(H.files(state_home .. "/nvim/rpiv_todo"), { file:sub(#state_home + #"/nvim/rpiv_todo/" + 1) }, "one file")
+  -- The names spell out project paths: the directory and the lock are the user's alone.
+  local dir = state_home .. "/nvim/rpiv_todo"
+  T.eq(vim.loop.fs_stat(dir).mode % 512, 448, "the state directory is 0700")
+  local lock = dir .. "/." .. file:sub(#dir + 2) .. ".lock"
+  T.eq(vim.loop.fs_stat(lock).mode % 512, 384, "the lock file is 0600")
 end)
 
 T.test("a second Neovim started in the same directory finds the list", function()

@@ -20,8 +20,14 @@ Cases (each a subcommand; `all` runs them in turn):
   kill9       one writer killed with SIGKILL 50 times during another's burst
   odd         a read-only state directory, a lock held by a hung process, a same-size
               change with its mtime restored
+  hostile     what a stranger or a mishap puts beside the list: the list reached through a
+              symbolic link by one writer and directly by another, the lock file removed
+              while a writer holds it, a symbolic link (live or dangling) planted at the lock
+              path, the open-file limit reached in the middle of a call
 
-Usage: writers.py CASE --root REPO --lua INTERPRETER --cpath DIR --mcp BINARY --nvim NVIM
+Usage: writers.py CASE --root REPO --lua INTERPRETER --cpath DIR --pause-cpath DIR
+                      --mcp BINARY --nvim NVIM
+(--pause-cpath: a build with the `test-pause` feature, for interleave and hostile)
 """
 
 import argparse
@@ -68,9 +74,9 @@ def read_list(path):
 class Worker:
     """A plain-Lua host (tests/shared/worker.lua): one call per line, one result per line."""
 
-    def __init__(self, state_dir, project, wait_ms=5000, env=None, user=None):
+    def __init__(self, state_dir, project, wait_ms=5000, env=None, user=None, cpath=None):
         path = f"{ARGS.root}/lua/?.lua;{ARGS.root}/lua/?/init.lua;;"
-        cpath = f"{ARGS.cpath}/?.so;;"
+        cpath = f"{cpath or ARGS.cpath}/?.so;;"
         e = dict(os.environ, LUA_PATH=path, LUA_PATH_5_4=path, LUA_CPATH=cpath,
                  LUA_CPATH_5_4=cpath, W_DIR=state_dir, W_KEY=project, W_WAIT=str(wait_ms))
         e.pop("RPIV_TODO_TEST_PAUSE", None)
@@ -370,7 +376,8 @@ def case_interleave():
             base, state, project = fresh()
             gates = os.path.join(base, "gates")
             os.makedirs(gates)
-            a = Worker(state, project, env={"RPIV_TODO_TEST_PAUSE": gates})
+            a = Worker(state, project, env={"RPIV_TODO_TEST_PAUSE": gates},
+                       cpath=ARGS.pause_cpath)
             b = Worker(state, project, wait_ms=20000)
             for i in range(1, 4):
                 b.call({"action": "create", "subject": f"seed-{i}"})
@@ -478,6 +485,118 @@ def case_odd():
     shutil.rmtree(base)
 
 
+def pause_at(worker, gates, point, params):
+    """Send `params` to a worker of the pause build and wait until it stops at `point`."""
+    open(os.path.join(gates, point), "w").close()
+    worker.send(params)
+    reached = os.path.join(gates, point + ".reached")
+    deadline = time.monotonic() + 10
+    while not os.path.exists(reached) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return os.path.exists(reached)
+
+
+def case_hostile():
+    # One writer through a symbolic link, one through the file itself: one lock.
+    base, state, project = fresh()
+    linked = os.path.join(base, "linked")
+    os.makedirs(linked)
+    real = list_file(state, project)
+    os.symlink(real, list_file(linked, project))
+    via_link, direct = Worker(linked, project), Worker(state, project)
+    ledger = Ledger()
+    threads = [threading.Thread(target=burst, args=(w, n, 100, ledger))
+               for w, n in ((via_link, "via-link"), (direct, "direct"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    via_link.close()
+    direct.close()
+    check(os.path.islink(list_file(linked, project)), "the link is still a link")
+    check(sorted(os.listdir(linked)) == [os.path.basename(real)], f"nothing beside the link: {os.listdir(linked)}")
+    ledger.verify(real, "a symbolic link and its target, 100 creates each")
+    shutil.rmtree(base)
+
+    # The lock file removed while a writer holds it: that writer's save is refused.
+    base, state, project = fresh()
+    gates = os.path.join(base, "gates")
+    os.makedirs(gates)
+    a = Worker(state, project, env={"RPIV_TODO_TEST_PAUSE": gates}, cpath=ARGS.pause_cpath)
+    b = Worker(state, project)
+    check(a.call({"action": "create", "subject": "one"})[0] == "Created #1: one (pending)", "seed")
+    lock = os.path.join(state, "." + os.path.basename(list_file(state, project)) + ".lock")
+    if check(pause_at(a, gates, "after_read", {"action": "create", "subject": "from-A"}),
+             "removed lock: A never reached the pause"):
+        os.remove(lock)
+        tb, eb = b.call({"action": "create", "subject": "from-B"})
+        os.remove(os.path.join(gates, "after_read"))
+        ta, ea = a.receive()
+        check(tb == "Created #2: from-B (pending)" and not eb, f"removed lock: B was told {tb!r}")
+        check(ea and ta.endswith("nothing was changed") and "removed or replaced" in ta,
+              f"removed lock: A was told {ta!r}")
+        tasks = [(t["id"], t["subject"]) for t in read_list(list_file(state, project))["tasks"]]
+        check(tasks == [(1, "one"), (2, "from-B")], f"removed lock: the file holds {tasks}")
+        ta, _ = a.call({"action": "create", "subject": "from-A"})
+        check(ta == "Created #3: from-A (pending)", f"removed lock: A's next create: {ta!r}")
+        print("  the lock file removed while held: the holder's save refused, the other kept",
+              flush=True)
+    a.close()
+    b.close()
+    shutil.rmtree(base)
+
+    # A symbolic link planted at the lock path, live then dangling: refused, followed nowhere.
+    base, state, project = fresh()
+    lock = os.path.join(state, "." + os.path.basename(list_file(state, project)) + ".lock")
+    victim = os.path.join(base, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("precious")
+    os.symlink(victim, lock)
+    w = Worker(state, project)
+    text, error = w.call({"action": "create", "subject": "x"})
+    check(error and "symbolic link" in text and text.endswith("nothing was changed"),
+          f"planted lock link: {text!r}")
+    with open(victim) as f:
+        check(f.read() == "precious", "planted lock link: the victim is untouched")
+    os.remove(lock)
+    elsewhere = os.path.join(base, "elsewhere")
+    os.makedirs(elsewhere)
+    os.symlink(os.path.join(elsewhere, "made"), lock)
+    text, error = w.call({"action": "create", "subject": "x"})
+    check(error, f"dangling lock link: {text!r}")
+    check(os.listdir(elsewhere) == [], "dangling lock link: nothing made where it points")
+    check(not os.path.exists(list_file(state, project)), "planted lock link: no list written")
+    w.close()
+    print("  a symbolic link at the lock path: refused, its target untouched", flush=True)
+    shutil.rmtree(base)
+
+    # The open-file limit reached in the middle of a call (RLIMIT_NOFILE lowered to what
+    # the writer holds and one more): refused in-band, and the next call numbers from
+    # what was saved.
+    for existing in (False, True):
+        base, state, project = fresh()
+        w = Worker(state, project)
+        if existing:
+            w.call({"action": "create", "subject": "one"})
+        else:
+            w.call({"action": "list"})
+        held = len(os.listdir(f"/proc/{w.proc.pid}/fd"))
+        # The soft limit only: raising a hard limit again needs a privilege.
+        subprocess.run(["prlimit", f"--pid={w.proc.pid}", f"--nofile={held + 1}:"], check=True)
+        text, error = w.call({"action": "create", "subject": "refused"})
+        subprocess.run(["prlimit", f"--pid={w.proc.pid}", "--nofile=1024:"], check=True)
+        label = "EMFILE " + ("with a list saved" if existing else "before the first save")
+        check(error and text.endswith("nothing was changed"), f"{label}: {text!r}")
+        want = 2 if existing else 1
+        text, error = w.call({"action": "create", "subject": "next"})
+        check(text == f"Created #{want}: next (pending)", f"{label}: the next create: {text!r}")
+        tasks = [t["subject"] for t in read_list(list_file(state, project))["tasks"]]
+        check(tasks == (["one", "next"] if existing else ["next"]), f"{label}: file holds {tasks}")
+        w.close()
+        print(f"  {label}: refused in-band, the next id is #{want}", flush=True)
+        shutil.rmtree(base)
+
+
 CASES = {
     "interleave": case_interleave,
     "mcp-pair": case_mcp_pair,
@@ -485,6 +604,7 @@ CASES = {
     "nvim-pair": case_nvim_pair,
     "kill9": case_kill9,
     "odd": case_odd,
+    "hostile": case_hostile,
 }
 
 
@@ -495,6 +615,7 @@ def main():
     p.add_argument("--root", required=True)
     p.add_argument("--lua", default="luajit")
     p.add_argument("--cpath", required=True)
+    p.add_argument("--pause-cpath")
     p.add_argument("--mcp")
     p.add_argument("--nvim")
     ARGS = p.parse_args()

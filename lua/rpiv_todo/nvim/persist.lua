@@ -60,8 +60,9 @@ function M.apply(on, config)
   local first = not persist.status().enabled
   local dir = M.dir()
   -- mkdir() raises on failure in some versions and returns 0 in others; a directory that
-  -- cannot be made shows up as a failed save, reported by on_error.
-  pcall(vim.fn.mkdir, dir, "p")
+  -- cannot be made shows up as a failed save, reported by on_error. 0700 (448): the
+  -- file names spell out project paths, which other users have no business reading.
+  pcall(vim.fn.mkdir, dir, "p", 448)
   H.cwd = vim.fn.getcwd(-1, -1)
   -- Tool calls may come from a luv callback, where vim.fn is off limits: the key is read
   -- from this cache, kept current on the main loop.
