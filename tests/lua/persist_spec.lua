@@ -25,6 +25,16 @@ function H.read(path)
   return text
 end
 
+-- The names in a directory, sorted, dot files included.
+function H.names(dir)
+  local names = {}
+  for name in io.popen("ls -A '" .. dir .. "'"):lines() do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  return names
+end
+
 function H.exists(path)
   return H.read(path) ~= nil
 end
@@ -256,6 +266,37 @@ T.test("a file that cannot be read now (not invalid) is neither moved nor writte
   local r2 = run({ action = "create", subject = "Next" })
   T.eq(r2.content[1].text, "Created #2: Next (pending)", "the id the file's list gives")
   T.eq(H.subjects(assert(core.load(file))), "Good list,Next", "the good list and every acknowledged task")
+end)
+
+T.test("a list written by a newer rpiv_todo is refused in-band, never moved aside or written over", function()
+  local dir = H.tempdir()
+  local file = dir .. "/%2Fp@default.json"
+  local newer = '{"version":2,"generation":9,"tasks":[],"nextId":1,"log":[]}\n'
+  local f = assert(io.open(file, "wb"))
+  f:write(newer)
+  f:close()
+  local errors = {}
+  persist.enable({
+    dir = dir,
+    key = "/p",
+    on_error = function(msg)
+      errors[#errors + 1] = msg
+    end,
+  })
+  local r = todo.tool().execute({ action = "create", subject = "Mine" })
+  T.eq(
+    r.content[1].text,
+    "Error: "
+      .. file
+      .. ": written by a newer rpiv_todo (file format version 2; this one reads up to 1); nothing was changed",
+    "refused in-band, saying why"
+  )
+  T.eq(#todo.session("default"):state().tasks, 0, "nothing claimed")
+  T.contains(errors[1] or "", "written by a newer rpiv_todo", "reported to the host")
+  local _, _, kind = core.load(file)
+  T.eq(kind, "newer", "core.load names the kind")
+  T.eq(H.read(file), newer, "the file is as the newer program left it")
+  T.same(H.names(dir), { "%2Fp@default.json", ".%2Fp@default.json.lock" }, "nothing moved aside")
 end)
 
 T.test("a directory that cannot be written: every change is refused in-band, reported once", function()

@@ -68,7 +68,7 @@ function List:bind(path, opts) end
 
 ---Take in another process's change to the bound file; the file is parsed only when its
 ---generation moved. "unchanged", "reloaded", "missing" (the list stays), or nil, the
----error and its kind ("not_file", "too_large", "io", "invalid", "unbound").
+---error and its kind ("not_file", "too_large", "io", "newer", "invalid", "unbound").
 ---@return string|nil what
 ---@return string|nil err
 ---@return string|nil kind
@@ -229,7 +229,7 @@ function core.save(path, list_or_state) end
 ---as `core.list` does. Only a plain file is opened: a directory, a pipe, a terminal or a
 ---device at {path} is refused unopened, and a file over 64 MiB is refused from its size,
 ---unread. The third value names the kind of failure: "missing", "not_file", "too_large",
----"io" or "invalid" (|rpiv_todo-persist| moves only an "invalid" file aside).
+---"io", "newer" or "invalid" (|rpiv_todo-persist| moves only an "invalid" file aside).
 ---@param path string
 ---@return rpiv_todo.State|nil state
 ---@return string|nil err the path and what is wrong: missing, unreadable, empty, truncated, not a list, breaks the list's rules
@@ -241,6 +241,7 @@ function core.load(path) end
 ---| "not_file"  # a directory, a pipe, a terminal, a device: not opened
 ---| "too_large" # over the limit (64 MiB for a list, 1 MiB for locale.json): not read
 ---| "io"        # the system refused or failed (permissions, EMFILE, EIO, a full disk): may pass
+---| "newer"     # written by a newer rpiv_todo in a format this one does not read: left as it is
 ---| "invalid"   # read, but not what it should be (not JSON, not a list, breaks its rules)
 
 ---Set `"locale": code` in rpiv-i18n's locale.json at `path`, keeping its other keys;
@@ -275,8 +276,9 @@ function core.locale_file(env) end
 --- - The third result of a failed `core.load` or `core.save` says what kind of
 ---   failure it was: "missing" (no file, a dangling link too), "not_file",
 ---   "too_large", "io" (the system refused or failed: permissions, too many
----   open files, a full disk; a later try may pass) or "invalid" (read, but not
----   a list). It comes from the system's error, never from the message.
+---   open files, a full disk; a later try may pass), "newer" (a format of a
+---   newer rpiv_todo: never moved aside or written over) or "invalid" (read,
+---   but not a list). It comes from the system's error, never from the message.
 --- - A symbolic link is written through: its target is replaced and the link
 ---   stays, also when the target does not exist yet (a dotfiles link); a loop
 ---   of links is refused and nothing is replaced.
