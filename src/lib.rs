@@ -96,6 +96,7 @@ pub mod call;
 pub mod error;
 pub mod graph;
 pub mod i18n;
+pub mod journal;
 pub mod js;
 pub mod json;
 pub mod limits;

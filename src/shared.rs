@@ -35,6 +35,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::journal::Journal;
 use crate::store::{self, StoreError};
 use crate::task::State;
 
@@ -130,8 +131,8 @@ impl Stamp {
 enum Found {
     /// The same version this process last read or wrote.
     Same,
-    /// Another version, parsed.
-    Other(State, Stamp),
+    /// Another version, parsed, with its record of changes.
+    Other(State, Journal, Stamp),
     /// No file.
     Missing,
 }
@@ -157,8 +158,8 @@ fn generation_of(head: &[u8]) -> u64 {
 }
 
 /// A list file's text with its generation in front (`store::to_text`'s format plus the
-/// `generation` key, which readers of format 1 ignore).
-pub fn to_text(state: &State, generation: u64) -> Vec<u8> {
+/// `generation` key and the record of changes, `log`, which readers of format 1 ignore).
+pub fn to_text(state: &State, generation: u64, journal: &Journal) -> Vec<u8> {
     #[derive(serde::Serialize)]
     struct File<'a> {
         version: u64,
@@ -166,6 +167,8 @@ pub fn to_text(state: &State, generation: u64) -> Vec<u8> {
         tasks: &'a [crate::task::Task],
         #[serde(rename = "nextId")]
         next_id: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        log: Option<&'a Journal>,
     }
     let mut out = Vec::with_capacity(64 + state.tasks.len() * 128);
     // Plain data with string keys: serializing to a Vec cannot fail.
@@ -176,6 +179,7 @@ pub fn to_text(state: &State, generation: u64) -> Vec<u8> {
             generation,
             tasks: &state.tasks,
             next_id: state.next_id,
+            log: journal.epoch.is_some().then_some(journal),
         },
     );
     out.push(b'\n');
@@ -195,6 +199,8 @@ pub struct SharedFile {
     lock_path: PathBuf,
     wait: Duration,
     seen: Option<Stamp>,
+    /// The file's record of changes, as last read or written.
+    journal: Journal,
     notices: Vec<String>,
 }
 
@@ -224,6 +230,7 @@ impl SharedFile {
             lock_path,
             wait: wait.min(MAX_WAIT),
             seen: None,
+            journal: Journal::default(),
             notices: Vec::new(),
         }
     }
@@ -246,6 +253,11 @@ impl SharedFile {
         self.seen.map_or(0, |s| s.generation)
     }
 
+    /// The file's record of changes, as this process last read or wrote it.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     /// What happened that the caller did not ask about (an unreadable file moved aside),
     /// since the last time this was called.
     pub fn take_notices(&mut self) -> Vec<String> {
@@ -259,12 +271,24 @@ impl SharedFile {
     /// Run `call` on the newest list. With `writes`, under the lock, and the list it
     /// leaves is saved when `call` says it changed it (second value); the reply is
     /// returned only once that list is in the file. On an error the list is as it was
-    /// before the call, in `state` and in the file.
+    /// before the call, in `state` and in the file. The file's record of changes is kept
+    /// as it is (see [`SharedFile::transact_with`] to add to it).
     pub fn transact<R>(
         &mut self,
         state: &mut State,
         writes: bool,
         call: impl FnOnce(&mut State) -> (R, bool),
+    ) -> Result<R, TransactError> {
+        self.transact_with(state, writes, |state, _| call(state))
+    }
+
+    /// [`SharedFile::transact`] where `call` may also add to the file's record of changes
+    /// ([`crate::journal`]), saved with the list it leaves.
+    pub fn transact_with<R>(
+        &mut self,
+        state: &mut State,
+        writes: bool,
+        call: impl FnOnce(&mut State, &mut Journal) -> (R, bool),
     ) -> Result<R, TransactError> {
         let outcome = self.transact_locked(state, writes, call);
         self.note(outcome)
@@ -274,26 +298,33 @@ impl SharedFile {
         &mut self,
         state: &mut State,
         writes: bool,
-        call: impl FnOnce(&mut State) -> (R, bool),
+        call: impl FnOnce(&mut State, &mut Journal) -> (R, bool),
     ) -> Result<R, TransactError> {
         if !writes {
             self.take_in(state, false)?;
-            return Ok(call(state).0);
+            let mut journal = self.journal.clone();
+            return Ok(call(state, &mut journal).0);
         }
         let lock = self.lock()?;
         let base = match self.take_in(state, true)? {
-            Synced::Missing => fresh_generation(),
+            Synced::Missing => {
+                // A file made anew: a new life of its record too.
+                self.journal = Journal::default();
+                fresh_generation()
+            }
             Synced::Unchanged | Synced::Reloaded => self.generation(),
         };
         // The call changes a copy, which becomes the list only once it is in the file: a
         // failed save leaves `state` as the file holds it, with nothing to put back.
         let mut next = state.clone();
-        let (reply, changed) = call(&mut next);
+        let mut journal = self.journal.clone();
+        let (reply, changed) = call(&mut next, &mut journal);
         test_pause("after_read");
         if changed {
-            self.write(&lock, &next, base)
+            self.write(&lock, &next, &journal, base)
                 .map_err(TransactError::Store)?;
             *state = next;
+            self.journal = journal;
         }
         drop(lock);
         test_pause("after_write");
@@ -311,16 +342,22 @@ impl SharedFile {
     fn write_over_locked(&mut self, state: &State) -> Result<(), TransactError> {
         let lock = self.lock()?;
         let base = match self.read() {
-            Ok(Found::Other(_, stamp)) => stamp.generation,
+            Ok(Found::Other(_, journal, stamp)) => {
+                self.journal = journal;
+                stamp.generation
+            }
             Ok(Found::Same) => self.generation(),
             Ok(Found::Missing) => fresh_generation(),
             Err(e @ StoreError::Invalid { .. }) => {
                 self.move_aside(&e)?;
+                self.journal = Journal::default();
                 fresh_generation()
             }
             Err(e) => return Err(TransactError::Store(e)),
         };
-        self.write(&lock, state, base).map_err(TransactError::Store)
+        let journal = self.journal.clone();
+        self.write(&lock, state, &journal, base)
+            .map_err(TransactError::Store)
     }
 
     /// Keep a failure among the notices too (the caller's user hears of it, not only the
@@ -368,8 +405,9 @@ impl SharedFile {
     fn take_in(&mut self, state: &mut State, locked: bool) -> Result<Synced, TransactError> {
         match self.read() {
             Ok(Found::Same) => Ok(Synced::Unchanged),
-            Ok(Found::Other(newest, stamp)) => {
+            Ok(Found::Other(newest, journal, stamp)) => {
                 *state = newest;
+                self.journal = journal;
                 self.seen = Some(stamp);
                 Ok(Synced::Reloaded)
             }
@@ -460,8 +498,8 @@ impl SharedFile {
                 limit: store::MAX_LIST_BYTES,
             });
         }
-        let state = store::parse_file(&self.given, &bytes)?;
-        Ok(Found::Other(state, stamp))
+        let (state, journal) = store::parse_file_with_log(&self.given, &bytes)?;
+        Ok(Found::Other(state, journal, stamp))
     }
 
     fn read_error(&self, e: &io::Error) -> StoreError {
@@ -474,13 +512,18 @@ impl SharedFile {
     /// Save `state` with the generation after `base`, the file's (under `lock`). The
     /// rename happens only while `lock` is still the lock file's: if a third program
     /// removed or replaced it, another process may hold the new one, and nothing is saved.
-    fn write(&mut self, lock: &Lock, state: &State, base: u64) -> Result<(), StoreError> {
+    fn write(
+        &mut self,
+        lock: &Lock,
+        state: &State,
+        journal: &Journal,
+        base: u64,
+    ) -> Result<(), StoreError> {
         let generation = base.wrapping_add(1).max(1);
         let target = self.target()?.to_path_buf();
         lock.begin_write();
-        let meta = store::replace(&target, &self.given, &to_text(state, generation), || {
-            lock.check(&self.lock_path)
-        })?;
+        let text = to_text(state, generation, journal);
+        let meta = store::replace(&target, &self.given, &text, || lock.check(&self.lock_path))?;
         if lock.left_behind.get() {
             // The last holder died while writing: its temporary file is still there.
             store::remove_temporaries(&target);
@@ -894,7 +937,7 @@ mod tests {
         assert_eq!(generation_of(b"{\"version\":1,\"tasks\":[]"), 0);
         assert_eq!(generation_of(b"{\"version\":1,\"generation\":42"), 0);
         assert_eq!(generation_of(b"{\"version\":1,\"generation\":,"), 0);
-        let text = to_text(&State::default(), 7);
+        let text = to_text(&State::default(), 7, &Journal::default());
         assert_eq!(generation_of(&text), 7);
         assert_eq!(store::parse(&text).unwrap(), State::default());
         assert_eq!(civil_from_days(0), (1970, 1, 1));

@@ -185,7 +185,16 @@ pub fn load(path: &Path) -> Result<State, StoreError> {
 /// A list file's text as a list, or the error that names `path` (`Newer` for a format
 /// this build does not read, `Invalid` for anything else that is not a list).
 pub(crate) fn parse_file(path: &Path, bytes: &[u8]) -> Result<State, StoreError> {
-    parse(bytes).map_err(|what| {
+    parse_file_with_log(path, bytes).map(|(state, _)| state)
+}
+
+/// [`parse_file`] with the file's record of changes (`"log"`; an empty one when it has
+/// none or one this build cannot read).
+pub(crate) fn parse_file_with_log(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(State, crate::journal::Journal), StoreError> {
+    let (state, log) = parse_value(bytes).map_err(|what| {
         if what.starts_with(NEWER) {
             StoreError::Newer {
                 path: shown(path),
@@ -197,7 +206,8 @@ pub(crate) fn parse_file(path: &Path, bytes: &[u8]) -> Result<State, StoreError>
                 what,
             }
         }
-    })
+    })?;
+    Ok((state, crate::journal::from_file_value(log.as_ref())))
 }
 
 /// How `parse` starts the message for a file of a newer format.
@@ -228,10 +238,15 @@ pub fn to_text(state: &State) -> Vec<u8> {
 
 /// A list file's text as a list, or what is wrong with it.
 pub fn parse(bytes: &[u8]) -> Result<State, String> {
+    parse_value(bytes).map(|(state, _)| state)
+}
+
+/// [`parse`], with the file's record of changes (`"log"`) as it is in the text.
+fn parse_value(bytes: &[u8]) -> Result<(State, Option<Value>), String> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err("the file is empty".into());
     }
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+    let mut value: Value = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
         serde_json::error::Category::Eof => format!(
             "truncated JSON (the text stops at line {}, column {})",
             e.line(),
@@ -281,10 +296,12 @@ pub fn parse(bytes: &[u8]) -> Result<State, String> {
     }
     // The same reading and the same rules as `core.list` (`State::validate`): a file
     // that breaks them is refused, a nextId not past every id is repaired.
-    crate::json::state_from_value(&value).map_err(|e| match e {
+    let log = value.as_object_mut().and_then(|m| m.shift_remove("log"));
+    let state = crate::json::state_from_value(&value).map_err(|e| match e {
         crate::error::Error::State(rule) => format!("breaks the list's rules: {rule}"),
         other => not_a_list(other.to_string()),
-    })
+    })?;
+    Ok((state, log))
 }
 
 /// Write `bytes` to `path` so that the path holds the old text or the new, whole, at
