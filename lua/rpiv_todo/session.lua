@@ -112,11 +112,13 @@ end
 local Session = {}
 Session.__index = Session
 
----Run one tool call in this session.
+---Run one tool call in this session. {by} names its writer ("user" for the user's own
+---edits; nil: the session's agent): other writers' next replies say what it changed.
 ---@param params table|string the tool arguments, as a table or a JSON string
+---@param by? string the writer
 ---@return rpiv_todo.Result
-function Session:execute(params)
-  local result = self.list:apply(params)
+function Session:execute(params, by)
+  local result = self.list:apply(params, by)
   H.emit("executed", self.id, self, params)
   return result
 end
@@ -136,9 +138,10 @@ end
 
 ---Run one tool call given and answered as JSON text (the fast path: no Lua tables built).
 ---@param params_json string
+---@param by? string the writer (see `execute`)
 ---@return string result_json
-function Session:execute_json(params_json)
-  local out = self.list:apply_json(params_json)
+function Session:execute_json(params_json, by)
+  local out = self.list:apply_json(params_json, by)
   H.emit("executed", self.id, self, params_json)
   return out
 end

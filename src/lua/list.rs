@@ -11,6 +11,7 @@ use super::raw::write;
 use super::{from_lua, guarded, Ctx};
 use crate::call::{parse, run};
 use crate::error::Error;
+use crate::journal::{Before, Journal, Mark, Writer};
 use crate::reducer::Reply;
 use crate::shared::{self, SharedFile, TransactError};
 use crate::task::State;
@@ -31,7 +32,17 @@ pub struct List {
     pub(super) memo: RefCell<Option<Box<dyn std::any::Any>>>,
     /// The file the list is kept in (`list:bind`): every call is then a transaction on it.
     file: Option<SharedFile>,
+    /// The record of changes while the list is not bound (a bound list's is the file's).
+    journal: Journal,
+    /// The writers of this list in this process (`list:apply(params, by)`), each with
+    /// where its last call left it; the most recent last.
+    writers: Vec<(Option<String>, Writer, Option<Mark>)>,
+    /// The name of a call's writer when it gives none (`list:set_writer`).
+    writer: Option<String>,
 }
+
+/// How many writers a list remembers (the oldest is forgotten past it).
+const MAX_WRITERS: usize = 32;
 
 impl List {
     pub fn new(state: State) -> List {
@@ -56,22 +67,77 @@ impl List {
         &mut self.state
     }
 
-    /// One tool call. On a bound list a call that may change it is a transaction on the
-    /// file: applied to the newest list there, under its lock, and answered only once
-    /// saved; a failure to read, lock or save is the call's in-band error, and the list
-    /// stays as it was.
-    fn run(&mut self, parsed: Result<&Value, Error>) -> Reply {
+    /// One tool call by the writer `by` (the list's default writer when `None`). On a
+    /// bound list a call that may change it is a transaction on the file: applied to the
+    /// newest list there, under its lock, and answered only once saved; a failure to
+    /// read, lock or save is the call's in-band error, and the list stays as it was. What
+    /// it changed goes to the list's record of changes, and its reply ends with a line
+    /// naming what other writers changed since this writer's last call, if anything.
+    fn run(&mut self, parsed: Result<&Value, Error>, by: Option<&str>) -> Reply {
         self.revision = self.revision.wrapping_add(1);
-        let Some(file) = self.file.as_mut() else {
-            return run(&mut self.state, parsed);
+        let slot = self.writer_slot(by);
+        let writer = self.writers[slot].1.clone();
+        let args = parsed.as_ref().ok().copied();
+        let writes = args.is_some_and(crate::call::writes);
+        let mut reply = match self.file.as_mut() {
+            None => {
+                let before = args.filter(|_| writes).map(|v| Before::of(&self.state, v));
+                let reply = run(&mut self.state, parsed);
+                if let (Some(before), None) = (&before, &reply.error) {
+                    self.journal.record(&writer, before, &self.state);
+                }
+                reply
+            }
+            Some(file) => {
+                let outcome = file.transact_with(&mut self.state, writes, |state, journal| {
+                    let before = args.filter(|_| writes).map(|v| Before::of(state, v));
+                    let reply = run(state, parsed);
+                    let changed = reply.error.is_none();
+                    if let (Some(before), true) = (&before, changed) {
+                        journal.record(&writer, before, state);
+                    }
+                    (reply, changed)
+                });
+                match outcome {
+                    Ok(reply) => reply,
+                    Err(e) => return Reply::error(e.to_string()),
+                }
+            }
         };
-        let writes = parsed.as_ref().is_ok_and(|v| crate::call::writes(v));
-        let outcome = file.transact(&mut self.state, writes, |state| {
-            let reply = run(state, parsed);
-            let changed = reply.error.is_none();
-            (reply, changed)
-        });
-        outcome.unwrap_or_else(|e| Reply::error(e.to_string()))
+        if let Some(note) = self.take_note(slot) {
+            reply.text.push('\n');
+            reply.text.push_str(&note);
+        }
+        reply
+    }
+
+    /// The record of changes this list reads: the file's when bound.
+    fn journal(&self) -> &Journal {
+        self.file.as_ref().map_or(&self.journal, SharedFile::journal)
+    }
+
+    /// What others changed since writer `slot`'s last call (none for its first), and
+    /// that writer now up to date.
+    fn take_note(&mut self, slot: usize) -> Option<String> {
+        let journal = self.journal();
+        let mark = journal.mark();
+        let (_, writer, last) = &self.writers[slot];
+        let note = last.as_ref().and_then(|last| journal.note(writer, last));
+        self.writers[slot].2 = Some(mark);
+        note
+    }
+
+    /// The index of the writer named `by` (the default writer when `None`), made when new.
+    fn writer_slot(&mut self, by: Option<&str>) -> usize {
+        let name = by.map(str::to_owned).or_else(|| self.writer.clone());
+        if let Some(i) = self.writers.iter().position(|(n, _, _)| *n == name) {
+            return i;
+        }
+        if self.writers.len() >= MAX_WRITERS {
+            self.writers.remove(0);
+        }
+        self.writers.push((name.clone(), Writer::new(name), None));
+        self.writers.len() - 1
     }
 }
 
@@ -239,12 +305,38 @@ fn busy_json(ud: &AnyUserData, text: &[u8]) -> mlua::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// `list:apply(params)`: arguments as a Lua table or JSON text.
-pub(super) fn apply_lua(lua: &Lua, ud: &AnyUserData, params: LuaValue) -> mlua::Result<Table> {
+/// `list:apply(params, by)`: arguments as a Lua table or JSON text, by the writer `by`.
+pub(super) fn apply_lua(
+    lua: &Lua,
+    ud: &AnyUserData,
+    params: LuaValue,
+    by: Option<String>,
+) -> mlua::Result<Table> {
     let ctx = Ctx::get(lua)?;
     let call = Call::enter(ud)?;
     let args = Args::read(lua, &ctx, params)?;
-    apply(lua, &ctx, ud, call, args)
+    apply(lua, &ctx, ud, call, args, by)
+}
+
+/// The writer a call names (`list:apply(params, by)`): nil, or a name of 1 to 64 bytes.
+fn writer_arg(by: LuaValue, method: &str) -> mlua::Result<Option<String>> {
+    match by {
+        LuaValue::Nil => Ok(None),
+        LuaValue::String(s) => {
+            let bytes = s.as_bytes();
+            if bytes.is_empty() || bytes.len() > 64 {
+                return Err(super::api_error(
+                    method,
+                    Error::input("by", "a writer's name of 1 to 64 bytes", "a string of another length"),
+                ));
+            }
+            Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+        }
+        other => Err(super::api_error(
+            method,
+            Error::input("by", "a writer's name (a string) or nil", other.type_name()),
+        )),
+    }
 }
 
 /// A call whose arguments the core already holds as a JSON value (`core.from_strict`'s
@@ -254,7 +346,7 @@ pub(super) fn apply_value(lua: &Lua, ud: &AnyUserData, value: Value) -> mlua::Re
     let ctx = Ctx::get(lua)?;
     let call = Call::enter(ud)?;
     let args = Args::of_json(lua, &ctx, Ok(value))?;
-    apply(lua, &ctx, ud, call, args)
+    apply(lua, &ctx, ud, call, args, None)
 }
 
 /// `list:apply` once its arguments are read: run them unless the list is busy, then build
@@ -265,13 +357,14 @@ fn apply(
     ud: &AnyUserData,
     call: Option<Call>,
     args: Args,
+    by: Option<String>,
 ) -> mlua::Result<Table> {
     let list = match &call {
         Some(_) => writable(ud)?,
         None => None,
     };
     let reply = match list {
-        Some(mut list) => list.run(args.parsed.as_ref().map_err(Clone::clone)),
+        Some(mut list) => list.run(args.parsed.as_ref().map_err(Clone::clone), by.as_deref()),
         None => busy(),
     };
     let list = ud.borrow::<List>()?;
@@ -283,13 +376,20 @@ impl UserData for List {
         // `apply`, `apply_json` and `replace` take the handle rather than a borrow of it
         // (`add_method_mut`): mlua would hold that borrow, and the one closure every list
         // shares, for the whole call, so any re-entrant call raised (see `Call`).
-        m.add_function("apply", |lua, (ud, params): (AnyUserData, LuaValue)| {
-            guarded(lua, "list:apply", || apply_lua(lua, &ud, params))
-        });
+        m.add_function(
+            "apply",
+            |lua, (ud, params, by): (AnyUserData, LuaValue, LuaValue)| {
+                guarded(lua, "list:apply", || {
+                    let by = writer_arg(by, "list:apply")?;
+                    apply_lua(lua, &ud, params, by)
+                })
+            },
+        );
         m.add_function(
             "apply_json",
-            |lua, (ud, text): (AnyUserData, mlua::LuaString)| {
+            |lua, (ud, text, by): (AnyUserData, mlua::LuaString, LuaValue)| {
                 guarded(lua, "list:apply_json", || {
+                    let by = writer_arg(by, "list:apply_json")?;
                     let text = text.as_bytes();
                     let call = Call::enter(&ud)?;
                     let list = match &call {
@@ -299,7 +399,8 @@ impl UserData for List {
                     let out = match list {
                         Some(mut list) => {
                             let parsed = parse(&text);
-                            let reply = list.run(parsed.as_ref().map_err(Clone::clone));
+                            let reply =
+                                list.run(parsed.as_ref().map_err(Clone::clone), by.as_deref());
                             let echo = parsed.unwrap_or_else(|_| Value::Object(Map::new()));
                             let list = &mut *list;
                             crate::call::write_json(&mut list.json, &list.state, &reply, &echo)
@@ -436,6 +537,38 @@ impl UserData for List {
             Ok(match &this.file {
                 Some(f) => (Some(f.path().display().to_string()), Some(f.generation())),
                 None => (None, None),
+            })
+        });
+        m.add_function(
+            "set_writer",
+            |lua, (ud, name): (AnyUserData, LuaValue)| {
+                guarded(lua, "list:set_writer", || {
+                    let name = writer_arg(name, "list:set_writer")?;
+                    let Some(mut list) = writable(&ud)? else {
+                        return Err(super::api_error("list:set_writer", Error::Busy));
+                    };
+                    list.writer = name;
+                    Ok(())
+                })
+            },
+        );
+        m.add_function("changes", |lua, (ud, by): (AnyUserData, LuaValue)| {
+            guarded(lua, "list:changes", || {
+                let by = writer_arg(by, "list:changes")?;
+                let _call = Call::enter(&ud)?;
+                let Some(mut list) = writable(&ud)? else {
+                    return Err(super::api_error("list:changes", Error::Busy));
+                };
+                let list = &mut *list;
+                if let Some(file) = list.file.as_mut() {
+                    // Another program's change is news too; a file that cannot be read
+                    // now tells nothing new.
+                    if let Ok(shared::Synced::Reloaded) = file.sync(&mut list.state) {
+                        list.revision = list.revision.wrapping_add(1);
+                    }
+                }
+                let slot = list.writer_slot(by.as_deref());
+                Ok(list.take_note(slot))
             })
         });
         m.add_method("next_id", |_, this, ()| Ok(this.state.next_id));

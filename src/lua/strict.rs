@@ -47,7 +47,7 @@ fn from_strict(lua: &Lua, params: LuaValue, list: LuaValue) -> mlua::Result<Mult
     let converted = read.ok().map(crate::strict::to_normal);
     let out = match (list, converted) {
         // Unreadable: the normal form reports it (with a list) or passes it on (without).
-        (Some(ud), None) => LuaValue::Table(list::apply_lua(lua, &ud, params)?),
+        (Some(ud), None) => LuaValue::Table(list::apply_lua(lua, &ud, params, None)?),
         (None, None) => params,
         (Some(ud), Some(Ok(normal))) => LuaValue::Table(list::apply_value(lua, &ud, normal)?),
         (None, Some(Ok(normal))) => write::json(lua, &ctx.array_mt, &normal)?,

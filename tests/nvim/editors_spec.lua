@@ -96,8 +96,8 @@ T.test("two editors on one list: every change lands on the newest list, under th
   T.eq(a.run('return E.call({ action = "create", subject = "From A" })'), "Created #1: From A (pending)", "a creates")
   T.eq(
     b.run('return E.call({ action = "create", subject = "From B" })'),
-    "Created #2: From B (pending)",
-    "b creates on a's list"
+    'Created #2: From B (pending)\n(Changed by others since your last call: #1 "From A" added by another program.)',
+    "b creates on a's list, and its model is told of a's task"
   )
   local file = H.file(states, project)
   T.same(H.tasks_in(file), { "#1 From A pending", "#2 From B pending" }, "the file keeps both")
@@ -105,12 +105,12 @@ T.test("two editors on one list: every change lands on the newest list, under th
   T.eq(#b.run("return E.notes"), 0, "nothing to tell: nothing was renumbered")
   T.eq(
     a.run('return E.call({ action = "create", subject = "A again", blockedBy = { 1 } })'),
-    "Created #3: A again (pending)",
-    "a creates again without having seen b's task"
+    'Created #3: A again (pending)\n(Changed by others since your last call: #2 "From B" added by another program.)',
+    "a creates again without having seen b's task, and is told of it"
   )
   T.eq(
     b.run('return E.call({ action = "update", id = 3, status = "in_progress" })'),
-    "Updated #3 (pending → in_progress)",
+    'Updated #3 (pending → in_progress)\n(Changed by others since your last call: #3 "A again" added by another program.)',
     "b updates a's newest task by the id a was told"
   )
   T.same(

@@ -30,14 +30,33 @@ local List = {}
 ---On a list bound to a file (`bind`) a call that may change the list is one transaction:
 ---applied to the newest list in the file, under its lock, answered once saved; a failure
 ---to read, lock or save is an in-band error and the list stays as it was.
+---{by} names the call's writer ("user" for the user's own edits; nil: the list's default,
+---see `set_writer`). What a call changes is recorded with its writer, and a writer's reply
+---ends with one line naming what the others changed since its last call, e.g.
+---`(Changed by others since your last call: #2 completed by the user.)`; with no other
+---writer's change the reply is exactly the tool's.
 ---@param params table|string the tool arguments as a table, or the JSON text the LLM API delivered
+---@param by? string the writer's name, 1 to 64 bytes
 ---@return rpiv_todo.Result
-function List:apply(params) end
+function List:apply(params, by) end
 
 ---One tool call from JSON text to JSON text; nothing is converted to Lua tables.
 ---@param params_json string
+---@param by? string the writer's name (see `apply`)
 ---@return string result_json
-function List:apply_json(params_json) end
+function List:apply_json(params_json, by) end
+
+---Name the writer of calls that give none (`apply(params)`): an agent's name ("codex",
+---"codecompanion"), or nil ("another program" in the others' notes).
+---@param name string|nil
+function List:set_writer(name) end
+
+---What the other writers changed since {by}'s last call, as the line a reply would end
+---with, or nil; {by} is then up to date. For a host that tells the model before its next
+---call (a bound list reads the file first).
+---@param by? string the writer's name (nil: the default writer)
+---@return string|nil note
+function List:changes(by) end
 
 ---The list as a snapshot of fresh tables.
 ---@return rpiv_todo.State

@@ -13,7 +13,8 @@ H.last_edit = nil -- data of the latest RpivTodoUserEdit
 function M.edit(params)
   local session = require("rpiv_todo.session")
   local id = session.foreground_id()
-  local result = session.foreground():execute(params)
+  -- As the user: the agent's next reply names what the user changed.
+  local result = session.foreground():execute(params, "user")
   local text = result.content and result.content[1] and result.content[1].text or ""
   local opts = { title = require("rpiv_todo.nvim.options").config.notify_title }
   if result.details and result.details.error ~= nil then
