@@ -100,6 +100,7 @@ pub mod journal;
 pub mod js;
 pub mod json;
 pub mod limits;
+pub mod markdown;
 pub mod naming;
 pub mod overlay;
 pub mod params;

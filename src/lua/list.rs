@@ -113,7 +113,9 @@ impl List {
 
     /// The record of changes this list reads: the file's when bound.
     fn journal(&self) -> &Journal {
-        self.file.as_ref().map_or(&self.journal, SharedFile::journal)
+        self.file
+            .as_ref()
+            .map_or(&self.journal, SharedFile::journal)
     }
 
     /// What others changed since writer `slot`'s last call (none for its first), and
@@ -137,7 +139,7 @@ impl List {
             self.writers.remove(0);
         }
         self.writers.push((name.clone(), Writer::new(name), None));
-        self.writers.len() - 1
+        self.writers.len().saturating_sub(1)
     }
 }
 
@@ -327,7 +329,11 @@ fn writer_arg(by: LuaValue, method: &str) -> mlua::Result<Option<String>> {
             if bytes.is_empty() || bytes.len() > 64 {
                 return Err(super::api_error(
                     method,
-                    Error::input("by", "a writer's name of 1 to 64 bytes", "a string of another length"),
+                    Error::input(
+                        "by",
+                        "a writer's name of 1 to 64 bytes",
+                        "a string of another length",
+                    ),
                 ));
             }
             Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
@@ -539,19 +545,16 @@ impl UserData for List {
                 None => (None, None),
             })
         });
-        m.add_function(
-            "set_writer",
-            |lua, (ud, name): (AnyUserData, LuaValue)| {
-                guarded(lua, "list:set_writer", || {
-                    let name = writer_arg(name, "list:set_writer")?;
-                    let Some(mut list) = writable(&ud)? else {
-                        return Err(super::api_error("list:set_writer", Error::Busy));
-                    };
-                    list.writer = name;
-                    Ok(())
-                })
-            },
-        );
+        m.add_function("set_writer", |lua, (ud, name): (AnyUserData, LuaValue)| {
+            guarded(lua, "list:set_writer", || {
+                let name = writer_arg(name, "list:set_writer")?;
+                let Some(mut list) = writable(&ud)? else {
+                    return Err(super::api_error("list:set_writer", Error::Busy));
+                };
+                list.writer = name;
+                Ok(())
+            })
+        });
         m.add_function("changes", |lua, (ud, by): (AnyUserData, LuaValue)| {
             guarded(lua, "list:changes", || {
                 let by = writer_arg(by, "list:changes")?;

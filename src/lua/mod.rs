@@ -9,6 +9,7 @@
 mod from_lua;
 mod i18n;
 mod list;
+mod markdown;
 mod overlay;
 mod raw;
 mod store;
@@ -217,6 +218,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     i18n::register(lua, &core)?;
     store::register(lua, &core)?;
     strict::register(lua, &core)?;
+    markdown::register(lua, &core)?;
     Ok(core)
 }
 
