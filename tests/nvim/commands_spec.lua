@@ -200,7 +200,7 @@ T.test("completion offers the subcommands, then the ids that fit each one", func
   local function complete(line)
     return table.concat(vim.fn.getcompletion(line, "cmdline"), ",")
   end
-  T.eq(complete("Todos "), "add,start,done,delete,hide,show,file,sessions,prune", "subcommands")
+  T.eq(complete("Todos "), "add,start,done,delete,edit,export,import,hide,show,file,sessions,prune", "subcommands")
   T.eq(complete("Todos d"), "done,delete", "prefix")
   T.eq(complete("Todos start "), "1", "start: pending ids")
   T.eq(complete("Todos done "), "1,2", "done: pending and in progress")

@@ -182,6 +182,32 @@ M.register("add", {
 M.register("start", H.id_command("start", "in_progress"))
 M.register("done", H.id_command("done", "completed"))
 M.register("delete", H.id_command("delete", nil))
+M.register("edit", {
+  usage = "edit",
+  run = function()
+    H.nv()
+    require("rpiv_todo.nvim.checklist").edit()
+  end,
+})
+M.register("export", {
+  usage = "export [file]",
+  run = function(rest)
+    require("rpiv_todo.nvim.checklist").export(rest)
+  end,
+  complete = function(arglead)
+    return vim.fn.getcompletion(arglead, "file")
+  end,
+})
+M.register("import", {
+  usage = "import <file>",
+  run = function(rest)
+    H.nv()
+    require("rpiv_todo.nvim.checklist").import(rest)
+  end,
+  complete = function(arglead)
+    return vim.fn.getcompletion(arglead, "file")
+  end,
+})
 M.register("hide", {
   usage = "hide",
   run = function()
@@ -316,7 +342,7 @@ function M.create()
     {
       nargs = "*",
       complete = H.safe_complete,
-      desc = "rpiv_todo: the todo list; add|start|done|delete|hide|show edit it",
+      desc = "rpiv_todo: the todo list; add|start|done|delete|edit|import edit it, export|hide|show",
     }
   )
   vim.api.nvim_create_user_command(
@@ -388,6 +414,23 @@ end
 ---                 Mark task #N completed (completion: pending and in progress).
 --- :Todos delete {N}                                             *:Todos-delete*
 ---                 Delete task #N.
+--- :Todos edit                                                     *:Todos-edit*
+---                 The list as a Markdown checklist in a buffer of its own,
+---                 one task a line: `- [ ] #3 Write the parser ⛓ #1`, with
+---                 `[ ]` pending, `[/]` in progress, `[x]` completed, `⛓` what
+---                 it waits for, and indented under it `> ` the activeForm and
+---                 then the description. |:w| applies the differences as your
+---                 own edits: a line without an id is a new task, a changed
+---                 box, subject, activeForm, description or `⛓` an update, a
+---                 line removed a deletion. A line that cannot apply (an
+---                 unknown id, a cycle, a task another writer changed since the
+---                 buffer was made) is reported with its number and nothing of
+---                 it is written; then the buffer shows the list as saved.
+--- :Todos export [{file}]                                         *:Todos-export*
+---                 The same checklist, written to {file}, or to a new buffer.
+--- :Todos import {file}                                           *:Todos-import*
+---                 Add every checklist item of a Markdown file as a task, with
+---                 its box's status; `⛓ #n` between items of the file kept.
 --- :Todos hide                                                     *:Todos-hide*
 ---                 Turn the panel off; tool calls go on, |:Todos| still works.
 --- :Todos show                                                     *:Todos-show*
