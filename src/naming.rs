@@ -118,7 +118,9 @@ pub fn parse_name(name: &[u8]) -> Option<Parsed<'_>> {
 /// else as it is.
 fn unescape(s: &[u8]) -> Vec<u8> {
     fn digit(b: u8) -> Option<u8> {
-        char::from(b).to_digit(16).and_then(|d| u8::try_from(d).ok())
+        char::from(b)
+            .to_digit(16)
+            .and_then(|d| u8::try_from(d).ok())
     }
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;

@@ -1,11 +1,19 @@
 //! An MCP server on stdio for rpiv_todo's `todo` tool, for agents that run outside the editor
 //! (Claude Code, Codex, Gemini CLI, or any client of the Model Context Protocol).
 //!
-//! It embeds Lua like `examples/host`: `rpiv_todo::preload` makes `require("rpiv_todo")`
-//! work, the user's config file runs first (so a guidance override applies), and the tool's
-//! name, description and JSON Schema come from the Lua layer. The protocol side is `rmcp`,
-//! the official Rust SDK: `initialize`, `tools/list` and `tools/call` (revision 2025-11-25,
-//! and `server/discover` of 2026-07-28, which rmcp answers).
+//! Lua runs once, at start: the user's config file first (so a guidance override applies),
+//! then the Lua layer gives the tool's name, title, description, JSON Schema, the
+//! instructions and the version. While it runs, and after, the process's stdout is
+//! stderr: whatever a config prints (`print`, `io.write`, a command it runs) goes to the
+//! log, and only the protocol's messages reach the client (the protocol writes to its own
+//! copy of stdout). Each call then goes straight to the core: the arguments rmcp parsed
+//! are run by `rpiv_todo::call` in one `SharedFile` transaction on the list file, on a
+//! thread of its own (`list.rs`), so a call waiting for another program's lock never
+//! holds up a ping or a cancellation. The protocol side is `rmcp`, the official Rust SDK,
+//! over a stdio transport of its own (`transport.rs`, which answers the lines rmcp would
+//! drop): `initialize`, `tools/list` and `tools/call` (revision 2025-11-25, and
+//! `server/discover` of 2026-07-28, which rmcp answers; never 2025-03-26, whose batches
+//! it refuses).
 //!
 //! Each call answers with the reply text as its one content block, as the tool returns it
 //! to the model, and `isError` on a rejected call (its text is the `Error: ...` reply). No
@@ -22,19 +30,24 @@
 //! rpiv_todo_mcp --help | --version
 //! ```
 
+mod list;
+mod transport;
+
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use rpiv_todo::mlua::{self, Function, Lua, LuaSerdeExt, Table};
 use serde_json::Value;
 
-/// The Lua side: persistence, the tool's description, the calls.
+/// The Lua side: the tool's description.
 const GLUE: &str = include_str!("server.lua");
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -140,16 +153,19 @@ fn default_config() -> PathBuf {
         .join("mcp.lua")
 }
 
-/// The server: one Lua state (not `Send`: rmcp's `local` feature runs the handler on one
-/// thread), the glue module, and the tool as advertised.
+/// The server: the tool as advertised, and the list thread its calls go to.
 struct Server {
-    _lua: Lua,
-    call: Function,
-    take_errors: Function,
     tool: Tool,
     instructions: String,
     version: String,
-    /// Send `structuredContent` (and declare the tool's `outputSchema`).
+    jobs: mpsc::Sender<list::Job>,
+}
+
+/// What the Lua layer says about the tool (and the config about the server).
+struct Described {
+    tool: Tool,
+    instructions: String,
+    version: String,
     structured: bool,
 }
 
@@ -230,101 +246,63 @@ fn output_schema() -> JsonObject {
     }
 }
 
-impl Server {
-    /// A Lua state with rpiv_todo preloaded, the user's config run, the list restored.
-    /// `structured` is `--structured`; the config's `structured` also turns it on.
-    fn new(
-        state_dir: &Path,
-        session: &str,
-        config: Option<&Path>,
-        key: &str,
-        structured: bool,
-    ) -> Result<Server> {
-        let lua = Lua::new();
-        rpiv_todo::preload(&lua)?;
-        let from_config = match config {
-            Some(config) => run_config(&lua, config)?,
-            None => ConfigOptions::default(),
-        };
-        let structured = structured || from_config.structured == Some(true);
-        let glue: Table = lua.load(GLUE).set_name("@examples/mcp/server.lua").eval()?;
-        let dir = state_dir
-            .to_str()
-            .ok_or_else(|| format!("--state-dir {}: not valid UTF-8", state_dir.display()))?;
-        glue.get::<Function>("start")?
-            .call::<Option<String>>((dir, key, session))?;
-        let desc: Table = glue.get::<Function>("describe")?.call(())?;
-        let parameters: Value = lua.from_value(desc.get::<mlua::Value>("parameters")?)?;
-        let Value::Object(schema) = parameters else {
-            return Err("the tool's parameters are not a JSON object".into());
-        };
-        let mut tool = Tool::new(
-            desc.get::<String>("name")?,
-            desc.get::<String>("description")?,
-            Arc::new(schema as JsonObject),
-        )
-        .with_title(desc.get::<String>("title")?);
-        if structured {
-            tool = tool.with_raw_output_schema(Arc::new(output_schema()));
-        }
-        Ok(Server {
-            call: glue.get("call")?,
-            take_errors: glue.get("take_errors")?,
-            tool,
-            instructions: desc.get("instructions")?,
-            version: desc.get("version")?,
-            structured,
-            _lua: lua,
-        })
-    }
-
-    /// Run one call: the arguments as JSON text in, the result JSON out.
-    fn run(&self, arguments: Option<JsonObject>) -> std::result::Result<CallToolResult, String> {
-        let args =
-            serde_json::to_string(&arguments.unwrap_or_default()).map_err(|e| e.to_string())?;
-        let out: String = self.call.call(args).map_err(|e| e.to_string())?;
-        if let Ok(errors) = self.take_errors.call::<Vec<String>>(()) {
-            for message in errors {
-                // stderr is the MCP stdio transport's log channel.
-                eprintln!("{message}");
-            }
-        }
-        let result: Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
-        Ok(answer(result, self.structured))
-    }
-}
-
-/// The MCP result of one tool result (`{ content, details }`): the reply text as content,
-/// `isError` when the call was rejected, and with `structured` the text and the details as
-/// `structuredContent`, text first.
-fn answer(result: Value, structured: bool) -> CallToolResult {
-    let text = result
-        .pointer("/content/0/text")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let details = match result.get("details") {
-        Some(Value::Object(map)) => map.clone(),
-        _ => JsonObject::new(),
+/// Run Lua once: the user's config, then the tool's description. `structured` is
+/// `--structured`; the config's `structured` also turns it on. The Lua state is gone
+/// when this returns.
+fn describe(config: Option<&Path>, structured: bool) -> Result<Described> {
+    let lua = Lua::new();
+    rpiv_todo::preload(&lua)?;
+    let from_config = match config {
+        Some(config) => run_config(&lua, config),
+        None => Ok(ConfigOptions::default()),
     };
-    let rejected = details.get("error").is_some_and(|e| !e.is_null());
-    let mut answer = if rejected {
-        CallToolResult::error(vec![ContentBlock::text(text.clone())])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text.clone())])
+    // What a config wrote to io.stdout (stderr by now) goes out before anything else.
+    let _ = lua.load("io.stdout:flush()").exec();
+    let structured = structured || from_config?.structured == Some(true);
+    let glue: Table = lua.load(GLUE).set_name("@examples/mcp/server.lua").eval()?;
+    let desc: Table = glue.get::<Function>("describe")?.call(())?;
+    let parameters: Value = lua.from_value(desc.get::<mlua::Value>("parameters")?)?;
+    let Value::Object(schema) = parameters else {
+        return Err("the tool's parameters are not a JSON object".into());
     };
+    let title = desc.get::<String>("title")?;
+    let mut tool = Tool::new(
+        desc.get::<String>("name")?,
+        desc.get::<String>("description")?,
+        Arc::new(schema as JsonObject),
+    )
+    .with_title(title.clone())
+    .with_annotations(annotations(title));
     if structured {
-        let mut content = JsonObject::new();
-        content.insert("text".to_string(), Value::String(text));
-        for (key, value) in details {
-            if key != "text" {
-                content.insert(key, value);
-            }
-        }
-        answer.structured_content = Some(Value::Object(content));
+        tool = tool.with_raw_output_schema(Arc::new(output_schema()));
     }
-    answer
+    Ok(Described {
+        tool,
+        instructions: desc.get("instructions")?,
+        version: desc.get("version")?,
+        structured,
+    })
 }
+
+/// What the tool does, as MCP's hints say it: it changes the list (not read-only), `delete`
+/// and `clear` remove tasks (destructive), a repeated `create` makes another task (not
+/// idempotent), and it touches nothing outside its list file (a closed world).
+fn annotations(title: String) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
+        .read_only(false)
+        .destructive(true)
+        .idempotent(false)
+        .open_world(false)
+}
+
+/// The protocol revisions served: rmcp's, without 2025-03-26, whose JSON-RPC batches this
+/// server refuses (a client asking for it is answered with 2025-11-25).
+const VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
@@ -335,18 +313,29 @@ impl ServerHandler for Server {
             .with_instructions(self.instructions.clone())
     }
 
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(VERSIONS)
+    }
+
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
+        // One page: no cursor this server gave out can come back.
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(ErrorData::invalid_params(
+                format!("invalid cursor {cursor:?}: the tool list has one page"),
+                None,
+            ));
+        }
         Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         if request.name != self.tool.name {
             return Err(ErrorData::invalid_params(
@@ -357,9 +346,16 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        self.run(request.arguments)
-            .map(CallToolResponse::from)
-            .map_err(|e| ErrorData::internal_error(e, None))
+        let (reply, result) = tokio::sync::oneshot::channel();
+        let ct = context.ct.clone();
+        let job = list::Job {
+            args: Value::Object(request.arguments.unwrap_or_default()),
+            cancelled: Box::new(move || ct.is_cancelled()),
+            reply,
+        };
+        let stopped = || ErrorData::internal_error("the list's thread has stopped", None);
+        self.jobs.send(job).map_err(|_| stopped())?;
+        result.await.map(CallToolResponse::from).map_err(|_| stopped())
     }
 }
 
@@ -398,7 +394,20 @@ fn version() -> Result<String> {
     Ok(lua.load(r#"return require("rpiv_todo").version"#).eval()?)
 }
 
+/// The protocol's own copies of stdin and stdout; from now on the process's stdout is its
+/// stderr and its stdin is empty, so that nothing else (a config's `print`, a command it
+/// runs, a stray write) can reach the protocol channel or read from it.
+fn protocol_channel() -> Result<(std::fs::File, std::fs::File)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin().as_fd().try_clone_to_owned()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned()?;
+    rustix::stdio::dup2_stdout(std::io::stderr())?;
+    rustix::stdio::dup2_stdin(std::fs::File::open("/dev/null")?)?;
+    Ok((input.into(), output.into()))
+}
+
 fn serve(opts: Options) -> Result<()> {
+    let (input, output) = protocol_channel()?;
     let state_dir = opts.state_dir.unwrap_or_else(default_state_dir);
     // Made when missing, and named by its absolute path, as Neovim names it.
     let state_dir = std::fs::create_dir_all(&state_dir)
@@ -412,16 +421,35 @@ fn serve(opts: Options) -> Result<()> {
         .to_str()
         .ok_or_else(|| format!("working directory {}: not valid UTF-8", cwd.display()))?;
     let session = opts.session.as_deref().unwrap_or("default");
-    let server = Server::new(&state_dir, session, config.as_deref(), key, opts.structured)?;
+    let described = describe(config.as_deref(), opts.structured)?;
+    // The file rpiv_todo.persist names for this directory and session (the editor's).
+    let path = state_dir.join(rpiv_todo::naming::file_name(
+        key.as_bytes(),
+        session.as_bytes(),
+    ));
+    let list = list::List::open(path, session, described.structured);
+    let (jobs, worker) = list::spawn(list)?;
+    let server = Server {
+        tool: described.tool,
+        instructions: described.instructions,
+        version: described.version,
+        jobs,
+    };
+    let (stdio, flusher) = transport::start(input, output)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async move {
-        let running = server.serve(rmcp::transport::stdio()).await?;
+    let served = runtime.block_on(async move {
+        let running = server.serve(stdio).await?;
         running.waiting().await?;
         Ok::<(), Box<dyn std::error::Error>>(())
-    })
+    });
+    // Every task (and with it the server's end of the list thread's queue) goes; calls
+    // not yet started are skipped, the one under way finishes.
+    drop(runtime);
+    let _ = worker.join();
+    flusher.flush();
+    served
 }
 
 #[cfg(test)]
@@ -478,7 +506,7 @@ mod tests {
             ("Created #1: a (pending)", None),
             ("Error: #9 not found", Some("#9 not found")),
         ] {
-            let got = serde_json::to_value(answer(result(text, error), false)).unwrap();
+            let got = serde_json::to_value(list::answer(&result(text, error), false)).unwrap();
             assert_eq!(
                 got["content"],
                 serde_json::json!([{"type": "text", "text": text}])
@@ -490,7 +518,7 @@ mod tests {
 
     #[test]
     fn structured_content_starts_with_the_reply_text() {
-        let bad = answer(result("Error: #9 not found", Some("#9 not found")), true);
+        let bad = list::answer(&result("Error: #9 not found", Some("#9 not found")), true);
         assert_eq!(bad.is_error, Some(true));
         let content = bad.structured_content.unwrap();
         let keys: Vec<&String> = content.as_object().unwrap().keys().collect();
