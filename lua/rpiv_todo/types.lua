@@ -56,6 +56,7 @@ local M = {}
 
 ---@class rpiv_todo.ToolContext
 ---@field session? string the session the call runs in (default "default")
+---@field by? string the writer: the front end's name ("codecompanion"), or "user" for the user's own edits; other writers' replies name it
 
 ---@class rpiv_todo.ToolSpec
 ---@field name "todo"

@@ -476,6 +476,12 @@ T.test("avante: the reminder reaches the model through avante's system_prompt fu
     }),
   })
   local next_turn = sidebar_chat.ask("Go on", { text_events("Going on.") })
+  -- The user edits the chat's list between turns (:Todos add): the next request tells the
+  -- model, once.
+  local id = adapter.sidebar_session(avante.sidebars[tab])
+  require("rpiv_todo.session").get(id):execute({ action = "create", subject = "Write the changelog" }, "user")
+  local told = sidebar_chat.ask("Continue", { text_events("Continuing.") })
+  local after = sidebar_chat.ask("And now", { text_events("Still going.") })
   Config.system_prompt = nil
   avante.sidebars[tab] = saved
   local function system_text(req)
@@ -493,6 +499,13 @@ T.test("avante: the reminder reaches the model through avante's system_prompt fu
     "Reminder from the todo tool: 1 task is still in_progress: #1 Write the parser.",
     "next turn"
   )
+  T.eq(system_text(next_turn[1]):find("Changed by others", 1, true), nil, "no one else changed it yet")
+  T.contains(
+    system_text(told[1]),
+    '(Changed by others since your last call: #2 "Write the changelog" added by the user.)',
+    "the user's edit, in the next request"
+  )
+  T.eq(system_text(after[1]):find("Changed by others", 1, true), nil, "once")
 end)
 
 T.test("avante: ACP plan update of the chat's list", function()

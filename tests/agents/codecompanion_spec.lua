@@ -214,6 +214,53 @@ T.test(label .. ": a turn that ends with a task in_progress leaves the reminder 
   T.eq(after, 0, "nothing in progress: no reminder left in the chat")
 end)
 
+T.test(label .. ": the user's edits reach the model once, with its next request", function()
+  local chat = new_chat("openai", "Plan the release")
+  local req = answer(chat, "openai", {
+    '{"action":"create","subject":"Write the notes"}',
+    '{"action":"create","subject":"Tag it"}',
+  })
+  chat.status = "success"
+  chat:done({ "Planned." }, nil, nil)
+  -- The user, in the editor (:Todos done, :Todos add), on this chat's list.
+  local session = require("rpiv_todo.session").get(session_of(chat))
+  session:execute({ action = "update", id = 2, status = "completed" }, "user")
+  session:execute({ action = "create", subject = "Write the changelog" }, "user")
+  local before = #requests
+  chat:add_buf_message({ role = "user", content = "Go on" })
+  chat:submit()
+  A.wait_for(function()
+    return #requests > before
+  end, "the next request")
+  local want =
+    '(Changed by others since your last call: #2 completed by the user; #3 "Write the changelog" added by the user.)'
+  local found = 0
+  for _, m in ipairs(requests[#requests].body.messages or {}) do
+    if m.content == want then
+      found = found + 1
+      T.eq(m.role, "user", "as a user message")
+    end
+  end
+  T.eq(found, 1, "the request carries the note once")
+  local hidden = chat.messages[#chat.messages]
+  T.eq(hidden._meta and hidden._meta.tag, "rpiv_todo_changes", "kept in the chat, hidden")
+  T.eq(hidden.opts and hidden.opts.visible, false, "not shown")
+  -- The model's next call: its reply says nothing it was already told.
+  req = answer(chat, "openai", { '{"action":"get","id":3}' })
+  local got
+  for _, text in pairs(results(req)) do
+    got = text
+  end
+  T.eq(got:find("Changed by others", 1, true), nil, "told once")
+  -- And the user hears of the model's changes in its own next edit.
+  answer(chat, "openai", { '{"action":"update","id":1,"status":"in_progress"}' })
+  T.contains(
+    session:execute({ action = "list" }, "user").content[1].text,
+    "(Changed by others since your last call: #1 started by codecompanion.)",
+    "named as the front end"
+  )
+end)
+
 T.test(label .. ": a second chat has its own list", function()
   local other = new_chat("openai", "Another task")
   local req, ids = answer(other, "openai", { '{"action":"list"}' })

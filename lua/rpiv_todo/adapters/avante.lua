@@ -86,7 +86,11 @@ function H.field(name, schema, optional)
     end
     field.choices = choices
   end
-  if field.type == "array" and type(schema.items) == "table" then
+  if field.type == "array" and type(schema.items) == "table" and schema.items.type == "object" then
+    -- `tasks`: avante converts `items` like a field of its own, so it needs a name; an
+    -- object field without sub-fields is sent as a bare object.
+    field.items = { name = "task", type = "object", description = "the fields of one create or update call" }
+  elseif field.type == "array" and type(schema.items) == "table" then
     -- avante converts `items` like a field of its own, so it needs a name.
     field.items = { name = "id", type = schema.items.type or "number", description = "a task id" }
   end
@@ -123,15 +127,12 @@ function M.fields(parameters)
   return fields
 end
 
----The tool description with the prompt snippet and guidelines appended.
+---The tool description with the prompt snippet before it and the guidelines after it
+---(`rpiv_todo.tool.definition` for a host without instructions): each said once.
 ---@param spec rpiv_todo.ToolSpec
 ---@return string
 function M.description(spec)
-  local parts = { spec.description, "", spec.prompt_snippet, "", "Guidelines:" }
-  for _, line in ipairs(spec.prompt_guidelines) do
-    parts[#parts + 1] = "- " .. line
-  end
-  return table.concat(parts, "\n")
+  return require("rpiv_todo.tool").definition(spec, { instructions = false }).description
 end
 
 ---The current tab's avante sidebar, without loading avante.
@@ -379,7 +380,8 @@ end
 ---or "" end`. After avante summarized the chat into its memory: the list in compact form
 ---(`todo.on_compaction`), rendered when the summary was first seen and the same text in
 ---every later request; then, once the list has changed since, the end-of-turn reminder
----too (`todo.reminder`: its tasks left in_progress). Without a summary: the reminder.
+---too (`todo.reminder`: its tasks left in_progress). Without a summary: the reminder. And
+---once, what other writers changed since the model's last call (`list:changes`).
 ---@param opts? rpiv_todo.AvanteOptions the options given to `tool()` (for a `session` option)
 ---@return string|nil
 function M.reminder(opts)
@@ -395,13 +397,26 @@ function M.reminder(opts)
     list, shown = nil, nil
   end
   local reminder = require("rpiv_todo").reminder(id)
+  -- What other writers (the user's :Todos edits, an agent on the same file) changed since
+  -- the model's last call: in this request, once.
+  local told, note = pcall(function()
+    local l = sessions.get(id).list
+    l:set_writer("avante")
+    return l:changes()
+  end)
+  note = told and note or nil
+  local text
   if list == nil then
-    return reminder
+    text = reminder
+  elseif reminder == nil or require("rpiv_todo.adapters.common").unchanged(id, shown) then
+    text = list
+  else
+    text = list .. "\n\n" .. reminder
   end
-  if reminder == nil or require("rpiv_todo.adapters.common").unchanged(id, shown) then
-    return list
+  if note == nil then
+    return text
   end
-  return list .. "\n\n" .. reminder
+  return text == nil and note or (text .. "\n\n" .. note)
 end
 
 ---The avante custom tool. The spec is built now, from the current rpiv_todo.setup().
@@ -431,7 +446,7 @@ function M.tool(opts)
     ---@return string|nil error
     func = function(input, avante_opts)
       local id = H.session(session, avante_opts)
-      local result = spec.execute(input, { session = id })
+      local result = spec.execute(input, { session = id, by = "avante" })
       pcall(H.keep_list, id)
       local text, failed = require("rpiv_todo.adapters.common").outcome(result)
       if failed then

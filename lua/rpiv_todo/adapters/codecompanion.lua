@@ -78,6 +78,8 @@ M.STRICT_ADAPTERS = { openai_responses = true }
 local chat_io = require("rpiv_todo.adapters.codecompanion.chat")
 M.REMINDER_TAG = chat_io.REMINDER_TAG
 M.LIST_TAG = chat_io.LIST_TAG
+-- The hidden message that tells the model what other writers changed.
+M.CHANGES_TAG = "rpiv_todo_changes"
 M.history_key = chat_io.history_key
 M.session_of = chat_io.session_of
 M.completed_calls = chat_io.completed_calls
@@ -262,12 +264,19 @@ function H.after_compaction(chat, payload)
   if opts.session == nil then
     record.session = id
   end
-  chat:add_message(
-    { role = "user", content = message.content[1].text },
-    { visible = false, _meta = { tag = M.LIST_TAG, rpiv_todo = record } }
-  )
+  H.send_hidden(chat, sent, message.content[1].text, { tag = M.LIST_TAG, rpiv_todo = record })
+end
+
+---A hidden user message in {chat}, kept there, and the same at the end of the request being
+---sent ({sent}: the payload's messages, or nil when there is none to change).
+---@param chat table
+---@param sent table|nil
+---@param text string
+---@param meta table
+function H.send_hidden(chat, sent, text, meta)
+  chat:add_message({ role = "user", content = text }, { visible = false, _meta = meta })
   local added = chat.messages[#chat.messages]
-  if sent ~= nil and chat_io.ours(added, M.LIST_TAG) then
+  if sent ~= nil and chat_io.ours(added, meta.tag) then
     -- The payload holds shallow copies with the adapter's role names.
     local copy = {}
     for k, v in pairs(added) do
@@ -278,6 +287,31 @@ function H.after_compaction(chat, payload)
     end)
     sent[#sent + 1] = ok and type(mapped) == "table" and mapped[1] or copy
   end
+end
+
+---A request of {chat} is about to go: what other writers (the user's `:Todos` edits, an
+---agent in a terminal on the same file) changed since the model's last call goes with it,
+---once, as a hidden user message; its next tool reply then repeats none of it.
+---@param chat table
+---@param payload any
+function H.tell_changes(chat, payload)
+  local _, opts = next(H.registered(chat))
+  if opts == nil or type(chat.add_message) ~= "function" then
+    return
+  end
+  local sessions = require("rpiv_todo.session")
+  local id = H.session_id(opts.session, chat.tools, chat) or sessions.DEFAULT_ID
+  if not sessions.exists(id) then
+    return
+  end
+  local list = sessions.get(id).list
+  list:set_writer("codecompanion")
+  local note = list:changes()
+  if note == nil then
+    return
+  end
+  local sent = type(payload) == "table" and type(payload.messages) == "table" and payload.messages or nil
+  H.send_hidden(chat, sent, note, { tag = M.CHANGES_TAG })
 end
 
 ---At the end of a turn: the reminder as a hidden user message, when tasks are left
@@ -333,6 +367,7 @@ function H.watch(chat)
   chat:add_callback("on_submitted", function(c, data)
     pcall(H.refresh, c) -- codecompanion calls back with (chat, data)
     pcall(H.after_compaction, c, type(data) == "table" and data.payload or nil)
+    pcall(H.tell_changes, c, type(data) == "table" and data.payload or nil)
   end)
 end
 H.watched = setmetatable({}, { __mode = "k" })
@@ -423,7 +458,7 @@ function M.tool(opts)
       ---@return { status: "success"|"error", data: string }
       function(tools, args, _)
         local id = H.session_id(opts.session, tools, chat_io.chat_of(tools))
-        local result = tool.execute_strict(args, { session = id })
+        local result = tool.execute_strict(args, { session = id, by = "codecompanion" })
         local text, failed = require("rpiv_todo.adapters.common").outcome(result)
         if failed then
           return { status = "error", data = text }

@@ -44,16 +44,12 @@ M.GROUP = "rpiv_todo"
 -- The session id prefix of CopilotChat's chats.
 M.PREFIX = "copilotchat:"
 
----The description CopilotChat sends: the tool description, the prompt snippet and the
----guidelines.
+---The description CopilotChat sends: the prompt snippet, the tool description and the
+---guidelines, each once (`rpiv_todo.tool.definition` for a host without instructions).
 ---@param spec rpiv_todo.ToolSpec
 ---@return string
 function M.description(spec)
-  local parts = { spec.description, "", spec.prompt_snippet, "", "Guidelines:" }
-  for _, line in ipairs(spec.prompt_guidelines) do
-    parts[#parts + 1] = "- " .. line
-  end
-  return table.concat(parts, "\n")
+  return require("rpiv_todo.tool").definition(spec, { instructions = false }).description
 end
 
 -- The filetype of CopilotChat's chat window: Neovim's panel keeps off it by default.
@@ -142,7 +138,7 @@ function M.functions(opts)
       ---@param source? table CopilotChat's source (the buffer and window the chat is about)
       ---@return table[] resources { { data, name, mimetype } }: the reply
       resolve = function(input, source)
-        local result = spec.execute(input, { session = H.session(session, source) })
+        local result = spec.execute(input, { session = H.session(session, source), by = "copilotchat" })
         local first = result.content and result.content[1]
         local text = type(first) == "table" and first.text or ""
         if result.details and result.details.error ~= nil then

@@ -38,7 +38,7 @@ H.OPTIONS = {
 M.SERVER = "rpiv_todo"
 M.TODOS_URI = "rpiv_todo://todos"
 
----The description mcphub hands to the chat: the tool description, the prompt snippet and
+---The description mcphub hands to the chat: the prompt snippet, the tool description and
 ---the guidelines.
 ---@param spec rpiv_todo.ToolSpec
 ---@return string
@@ -134,7 +134,7 @@ function M.server(opts)
     ---@param req table mcphub's ToolRequest (`params`: the arguments, `caller`: who called)
     ---@param res table mcphub's ToolResponse
     handler = function(req, res)
-      local result = spec.execute(req.params or {}, { session = H.session(session, req) })
+      local result = spec.execute(req.params or {}, { session = H.session(session, req), by = "mcphub" })
       local first = result.content and result.content[1]
       local text = type(first) == "table" and first.text or ""
       if result.details and result.details.error ~= nil then

@@ -28,19 +28,24 @@ function M.execute_strict(params, ctx)
   return H.session(ctx, "execute_strict"):execute_strict(params)
 end
 
----The session a call's `ctx` names ("default" when absent).
+---The session a call's `ctx` names ("default" when absent). `ctx.by` names the session's
+---agent (the front end: "codecompanion", "avante"), which other writers' notes name.
 ---@param ctx any
 ---@param what string the caller's name in the error
 ---@return rpiv_todo.Session
 function H.session(ctx, what)
-  local id
+  local id, by
   if ctx ~= nil then
     if type(ctx) ~= "table" then
       error("(rpiv_todo) " .. what .. ": ctx must be a table { session = id } or nil", 0)
     end
-    id = ctx.session
+    id, by = ctx.session, ctx.by
   end
-  return require("rpiv_todo.session").get(id)
+  local session = require("rpiv_todo.session").get(id)
+  if by ~= nil then
+    session.list:set_writer(by)
+  end
+  return session
 end
 
 ---Run a call in the session named by `ctx.session` ("default" when absent).
