@@ -9,39 +9,64 @@ local M = {}
 local H = {}
 
 -- The defaults double as documentation of what the guidance must teach: when to open a
--- list, one task in_progress, completing immediately and never in batches, never with
--- failing tests, the state machine, the literal update call shape, dependencies,
--- includeDeleted, and subject vs description vs activeForm.
+-- list, one task in_progress, completing immediately and never saving completions up,
+-- never with failing tests, never reopening (the state machine itself is in the tool's
+-- description), the literal update call shape, dependencies, and subject vs description vs
+-- activeForm. Each says its rule once and leaves to the tool's description what it says
+-- (the actions, their fields, the statuses), so the whole text reaches the model once.
 ---@type rpiv_todo.Guidance
 M.defaults = {
   prompt_snippet = "todo: plan multi-step work as a task list you update as you go"
     .. " (statuses, dependencies); the tool keeps the list when the conversation is"
     .. " summarized, so call list rather than recreate tasks",
   prompt_guidelines = {
-    "Open a todo list when the work needs three or more distinct steps, or when the user"
-      .. " hands you several things at once. For a single quick edit or a plain question, skip"
-      .. " the list and just do the work.",
-    "Keep exactly one task in_progress at a time, and mark it in_progress before you start"
-      .. " working on it, not after.",
-    "Mark a task completed the moment it is done, one update per task. Never save completions"
-      .. " up and report them in a batch at the end.",
-    "Never mark a task completed while its tests fail, the build is broken or the work is only"
-      .. " partly done. Leave it in_progress and create a new task for whatever blocks it.",
-    "The status machine: pending ⇄ in_progress, either of them → completed, any → deleted."
-      .. " A completed task can only be deleted and deleted is final, so never reopen finished"
-      .. " work: create a new task for it. Sending the status a task already has is a harmless"
-      .. " no-op.",
-    "To change a status send just the id and the new status, for example"
-      .. ' {"action":"update","id":3,"status":"completed"}. Ids are the numbers the tool'
-      .. " returned, never positions in a list.",
-    "Sequence work with dependencies: blockedBy on create lists the ids a task waits for; on"
-      .. " update, addBlockedBy and removeBlockedBy take only the ids that change (they merge, so"
-      .. " never resend the whole array). A dependency that would close a cycle is rejected.",
-    'Write subject as a short imperative title ("Write the parser"), put detail and acceptance'
-      .. " criteria in description, and give activeForm the present-continuous label shown while"
-      .. ' the task runs ("Writing the parser"). list hides deleted tasks; pass includeDeleted:'
-      .. " true to see them.",
+    "Open a list when the work takes three or more distinct steps or the user hands you several"
+      .. " things at once; skip the list for a single quick edit or a plain question.",
+    "Keep exactly one task in_progress, and mark it in_progress before you start on it.",
+    "Mark a task completed the moment it is done; never save completions up for a batch at the"
+      .. " end. Finishing #1 and starting #2 is one call:"
+      .. ' {"action":"update","tasks":[{"id":1,"status":"completed"},{"id":2,"status":"in_progress"}]}.',
+    "Never mark a task completed while its tests fail, the build is broken or the work is partly"
+      .. " done: keep it in_progress and create a task for what blocks it.",
+    "Never reopen finished work: create a new task for it.",
+    'To change a status send only the id and the status: {"action":"update","id":3,"status":"completed"}.',
+    "Sequence work with blockedBy on create; on update, addBlockedBy and removeBlockedBy take only"
+      .. " the ids that change, never the whole array.",
+    'Write subject as a short imperative title ("Write the parser"), detail and acceptance criteria'
+      .. " in description, and activeForm as the present-continuous label shown while the task runs"
+      .. ' ("Writing the parser").',
   },
+}
+
+-- The long form: the eight guidelines as they were before the compact defaults, each
+-- whole in itself (the state machine, includeDeleted and the field roles said again). For a
+-- host that sends the guidelines apart from the tool's description:
+-- `setup({ guidance = { prompt_guidelines = require("rpiv_todo.guidance").long } })`.
+---@type string[]
+M.long = {
+  "Open a todo list when the work needs three or more distinct steps, or when the user"
+    .. " hands you several things at once. For a single quick edit or a plain question, skip"
+    .. " the list and just do the work.",
+  "Keep exactly one task in_progress at a time, and mark it in_progress before you start"
+    .. " working on it, not after.",
+  "Mark a task completed the moment it is done, one update per task. Never save completions"
+    .. " up and report them in a batch at the end.",
+  "Never mark a task completed while its tests fail, the build is broken or the work is only"
+    .. " partly done. Leave it in_progress and create a new task for whatever blocks it.",
+  "The status machine: pending ⇄ in_progress, either of them → completed, any → deleted."
+    .. " A completed task can only be deleted and deleted is final, so never reopen finished"
+    .. " work: create a new task for it. Sending the status a task already has is a harmless"
+    .. " no-op.",
+  "To change a status send just the id and the new status, for example"
+    .. ' {"action":"update","id":3,"status":"completed"}. Ids are the numbers the tool'
+    .. " returned, never positions in a list.",
+  "Sequence work with dependencies: blockedBy on create lists the ids a task waits for; on"
+    .. " update, addBlockedBy and removeBlockedBy take only the ids that change (they merge, so"
+    .. " never resend the whole array). A dependency that would close a cycle is rejected.",
+  'Write subject as a short imperative title ("Write the parser"), put detail and acceptance'
+    .. " criteria in description, and give activeForm the present-continuous label shown while"
+    .. ' the task runs ("Writing the parser"). list hides deleted tasks; pass includeDeleted:'
+    .. " true to see them.",
 }
 
 ---Raise `(rpiv_todo) <key>: <expected>` without a position prefix: the key names the place.

@@ -115,43 +115,85 @@ T.test("tool parameters have the structure of schema.json", function()
   -- which is not a schema) and some providers reject patternProperties.
   T.same(reference.parameters.properties.metadata.patternProperties["^.*$"], {}, "the recorded metadata schema")
   reference.parameters.properties.metadata = { type = "object", additionalProperties = true }
-  T.same(H.strip_descriptions(spec.parameters), reference.parameters, "parameters")
+  -- One extension (docs/deviations.md): `tasks`, several creates or updates in one call.
+  local parameters = spec.parameters
+  T.same(parameters.properties.tasks, { type = "array", items = { type = "object" } }, "the batch form")
+  parameters.properties.tasks = nil
+  T.same(H.strip_descriptions(parameters), reference.parameters, "parameters")
 end)
 
-T.test("every schema property carries a description of its own", function()
-  for name, prop in pairs(todo.tool().parameters.properties) do
-    T.ok(type(prop.description) == "string" and #prop.description > 20, name .. " has no description")
+T.test("the normal schema is bare: every field is explained in the description or the guidelines", function()
+  local spec = todo.tool()
+  local text = spec.description .. "\n" .. table.concat(spec.prompt_guidelines, "\n")
+  local n = 0
+  for name, prop in pairs(spec.parameters.properties) do
+    T.eq(prop.description, nil, name .. " has a description of its own")
+    T.contains(text, name, name .. " is explained")
+    n = n + 1
   end
+  T.eq(n, 13, "property count")
 end)
 
--- What the guidance must teach (the topics the project's design lists), and the phrases that carry each topic in
--- our default guidelines (all must be present).
+-- What the guidance must teach (the topics the project's design lists), and the phrases
+-- that carry each topic in our default guidelines (all must be present).
 H.guidance_topics = {
   { "when to open a list", { "three or more", "skip the list" } },
   { "exactly one task in_progress", { "exactly one task in_progress" } },
   { "mark it before starting", { "in_progress before you start" } },
   { "complete immediately", { "completed the moment it is done" } },
-  { "never in batches", { "Never save completions", "batch" } },
+  { "never saved up", { "never save completions up", "batch at the end" } },
+  {
+    "finishing one and starting the next is one call",
+    { '{"action":"update","tasks":[{"id":1,"status":"completed"},{"id":2,"status":"in_progress"}]}' },
+  },
   { "never with failing tests", { "Never mark a task completed while its tests fail" } },
   { "never with partial work", { "partly done" } },
-  {
-    "the state machine",
-    { "pending ⇄ in_progress", "either of them → completed", "any → deleted", "deleted is final" },
-  },
+  { "never reopen", { "Never reopen finished work: create a new task for it" } },
   { "the literal update call", { '{"action":"update","id":3,"status":"completed"}' } },
-  { "dependencies", { "blockedBy on create", "addBlockedBy and removeBlockedBy", "never resend the whole array" } },
-  { "includeDeleted", { "includeDeleted: true" } },
+  { "dependencies", { "blockedBy on create", "addBlockedBy and removeBlockedBy", "never the whole array" } },
   {
     "subject vs description vs activeForm",
     {
       "subject as a short imperative title",
-      "detail and acceptance criteria in description",
-      "activeForm the present-continuous label",
+      "acceptance criteria in description",
+      "activeForm as the present-continuous label",
     },
   },
 }
 
-T.test("the default guidance teaches every listed topic", function()
+-- What the description must say: each action with its fields, the batch form, the status
+-- machine, and the fields' rules.
+H.description_phrases = {
+  "- create: subject; optional description, activeForm, owner, metadata, blockedBy.",
+  "- update: id and at least one of status, subject, description, activeForm, owner, metadata,"
+    .. " addBlockedBy, removeBlockedBy.",
+  "- list: optional status filter; includeDeleted: true also shows deleted tasks.",
+  "- get: id; the task, what it waits for and what it blocks.",
+  "- delete: id; the task stays as a tombstone.",
+  "- clear: drops every task; ids restart at 1.",
+  "never list positions",
+  "tasks: [{...}, ...]",
+  "all or nothing, one reply line per change",
+  "pending ⇄ in_progress, either → completed, any → deleted",
+  "completed can only become deleted, deleted is final",
+  "sending the current status is a no-op",
+  "no cycle",
+  "a key set to null is removed",
+}
+
+---How many times `needle` occurs in `text`.
+function H.count(text, needle)
+  local n, from = 0, 1
+  while true do
+    local at = text:find(needle, from, true)
+    if not at then
+      return n
+    end
+    n, from = n + 1, at + #needle
+  end
+end
+
+T.test("the default guidance teaches every listed topic, and the description every rule", function()
   local spec = todo.tool()
   T.eq(#spec.prompt_guidelines, 8, "guideline count")
   T.ok(spec.prompt_snippet:find("multi-step work", 1, true), "snippet: when to use the tool")
@@ -171,50 +213,32 @@ T.test("the default guidance teaches every listed topic", function()
       T.ok(all:find(phrase, 1, true), "guidelines do not teach " .. topic[1] .. ": " .. T.show(phrase) .. " is missing")
     end
   end
-  -- The description names every action and the state machine.
-  for _, needle in ipairs({
-    "create (subject required",
-    "update (id plus",
-    "list (optional status filter and includeDeleted)",
-    "get (id",
-    "delete (id; the task stays as a tombstone)",
-    "clear (drops every task and restarts ids at 1)",
-    "pending ⇄ in_progress, either → completed, any → deleted",
-    "deleted is final",
-  }) do
-    T.contains(spec.description, needle, "description")
+  for _, phrase in ipairs(H.description_phrases) do
+    T.contains(spec.description, phrase, "description")
   end
   T.eq(type(spec.execute), "function", "execute")
 end)
 
-T.test("schema descriptions are distinct and name the actions that take the field", function()
-  local props = todo.tool().parameters.properties
-  local seen, n = {}, 0
-  for name, prop in pairs(props) do
-    T.ok(not seen[prop.description], name .. " repeats another description")
-    seen[prop.description] = true
-    n = n + 1
-  end
-  T.eq(n, 12, "property count")
-  -- Each description says which actions take the field (what steers a model best).
-  for name, needles in pairs({
-    subject = { "Required for create", "on update it renames" },
-    status = { "update: the new status", "list: show only tasks with this status" },
-    blockedBy = { "create only", "cycle is rejected" },
-    addBlockedBy = { "update only", "send only the new ones" },
-    removeBlockedBy = { "update only" },
-    id = { "Required for update, get and", "delete" },
-    includeDeleted = { "list only", "Default false" },
-    metadata = { "merged", "null is removed" },
-    activeForm = { "Present-continuous", "in_progress" },
-    description = { "acceptance criteria" },
-    owner = { "Who works on the task" },
-    action = { "create", "update", "list", "get", "delete", "clear" },
-  }) do
-    for _, needle in ipairs(needles) do
-      T.contains(props[name].description, needle, name)
+T.test("what an MCP client reads says each rule once", function()
+  local def = require("rpiv_todo.tool").definition(todo.tool())
+  local sent = def.description .. "\n" .. def.instructions
+  for _, topic in ipairs(H.guidance_topics) do
+    for _, phrase in ipairs(topic[2]) do
+      T.eq(H.count(sent, phrase), 1, topic[1] .. ": " .. phrase)
     end
   end
+  for _, phrase in ipairs(H.description_phrases) do
+    T.eq(H.count(sent, phrase), 1, phrase)
+  end
+  -- The rules the issue found said two or three times: the status machine, the actions
+  -- list, the dependency rules, the snippet.
+  T.eq(H.count(sent, "⇄"), 1, "the status machine")
+  T.eq(H.count(sent, "tombstone"), 1, "what delete does")
+  T.eq(H.count(sent, "cycle"), 1, "the cycle rule")
+  T.eq(H.count(sent, "includeDeleted"), 1, "includeDeleted")
+  T.eq(H.count(sent, todo.guidance.defaults.prompt_snippet), 1, "the snippet")
+  T.eq(def.instructions, todo.guidance.defaults.prompt_snippet, "the snippet is the instructions")
+  T.eq(H.count(def.parameters_json, '"description":"'), 0, "no property descriptions")
 end)
 
 -- ---------------------------------------------------------------------------

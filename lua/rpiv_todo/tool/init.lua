@@ -17,24 +17,35 @@ local M = {}
 M.name = schema.NAME
 M.label = schema.LABEL
 
+-- The tool's description: each action with its fields, the batch form, the status machine
+-- and what the fields that need it mean, each said once. How to use the tool well is the
+-- guidelines' part (guidance.lua), and the snippet says when to use it.
 M.description = table.concat({
-  "Keep a task list for multi-step work in this session, and update it as you go.",
-  " Actions: create (subject required; optional description, activeForm, owner, metadata,",
-  " blockedBy), update (id plus at least one of status, subject, description, activeForm,",
-  " owner, metadata, addBlockedBy, removeBlockedBy), list (optional status filter and",
-  " includeDeleted), get (id; shows what the task waits for and what it blocks), delete (id;",
-  " the task stays as a tombstone) and clear (drops every task and restarts ids at 1).",
-  " Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed can only",
-  " become deleted, and deleted is final.",
-  " The tool keeps the list, not the conversation: when the conversation is summarized the",
-  " list stays as it was. Call list whenever you need to see it again, rather than",
-  " recreating tasks.",
-})
+  "Keeps a task list for multi-step work. Ids are the numbers replies give (#3 is 3), never list positions.",
+  "Actions:",
+  "- create: subject; optional description, activeForm, owner, metadata, blockedBy.",
+  "- update: id and at least one of status, subject, description, activeForm, owner, metadata,"
+    .. " addBlockedBy, removeBlockedBy.",
+  "- list: optional status filter; includeDeleted: true also shows deleted tasks.",
+  "- get: id; the task, what it waits for and what it blocks.",
+  "- delete: id; the task stays as a tombstone.",
+  "- clear: drops every task; ids restart at 1.",
+  "create and update take several tasks at once as tasks: [{...}, ...], each item holding the"
+    .. " fields of one call; all or nothing, one reply line per change.",
+  "Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed can only become"
+    .. " deleted, deleted is final, and sending the current status is a no-op.",
+  "blockedBy: ids the task waits for; each must exist and not be deleted, and no cycle is allowed."
+    .. " metadata: free-form object; update merges it by key, and a key set to null is removed.",
+}, "\n")
 
 M.parameters = schema.parameters
 M.strict_parameters = schema.strict_parameters
 M.PROPERTY_ORDER = schema.PROPERTY_ORDER
 M.STRICT_METADATA_DESCRIPTION = schema.STRICT_METADATA_DESCRIPTION
+M.STRICT_NOTE = schema.STRICT_NOTE
+M.TASK_PROPERTY_ORDER = schema.TASK_PROPERTY_ORDER
+M.to_json = schema.to_json
+M.parameters_json = schema.parameters_json
 
 M.execute = execute.execute
 M.execute_strict = execute.execute_strict
@@ -67,7 +78,7 @@ function M.spec(guidance, strict)
   return {
     name = M.name,
     label = M.label,
-    description = M.description,
+    description = strict and M.description .. "\n" .. M.STRICT_NOTE or M.description,
     parameters = strict and M.strict_parameters() or M.parameters(),
     strict = strict or nil,
     prompt_snippet = guidance.prompt_snippet,
@@ -75,6 +86,36 @@ function M.spec(guidance, strict)
     execute = strict and M.execute_strict or M.execute,
     render_call = M.render_call,
     render_result = M.render_result,
+  }
+end
+
+---The tool as a host with one description field sends it, each part once: the description
+---with the guidelines under "Guidelines:", the snippet as the server's `instructions` (or,
+---with `opts.instructions = false`, for a host that has none, at the head of the
+---description), and the schema as JSON text in a fixed order (`action` first). The same
+---spec gives the same bytes at every start, so a provider's prompt cache keeps the tool.
+---@param spec rpiv_todo.ToolSpec what `require("rpiv_todo").tool()` returns
+---@param opts? { instructions?: boolean } `instructions = false`: the snippet goes in the description
+---@return { name: string, title: string, description: string, instructions: string|nil, parameters_json: string }
+function M.definition(spec, opts)
+  local with_instructions = not (type(opts) == "table" and opts.instructions == false)
+  local parts = {}
+  if not with_instructions then
+    parts[1] = spec.prompt_snippet
+    parts[2] = ""
+  end
+  parts[#parts + 1] = spec.description
+  parts[#parts + 1] = ""
+  parts[#parts + 1] = "Guidelines:"
+  for _, line in ipairs(spec.prompt_guidelines) do
+    parts[#parts + 1] = "- " .. line
+  end
+  return {
+    name = spec.name,
+    title = spec.label,
+    description = table.concat(parts, "\n"),
+    instructions = with_instructions and spec.prompt_snippet or nil,
+    parameters_json = M.to_json(spec.parameters),
   }
 end
 
