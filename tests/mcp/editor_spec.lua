@@ -105,7 +105,9 @@ T.test(":Todos done N typed in the editor is seen by the server's next list", fu
   vim.cmd("Todos done 1")
   T.eq(
     H.call({ action = "list" }),
-    "[completed] #1 Write the parser\n[pending] #2 Ship it ⛓ #1",
+    "[completed] #1 Write the parser\n[pending] #2 Ship it ⛓ #1"
+      -- The user's edit, told once to the server's next reply (issue 38).
+      .. "\n(Changed by others since your last call: #1 completed by the user.)",
     "the server's list after the editor's edit"
   )
   T.eq(H.call({ action = "update", id = 2, status = "in_progress" }), "Updated #2 (pending → in_progress)")
