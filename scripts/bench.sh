@@ -7,7 +7,8 @@
 # the same process (interleaved repetitions, best and median of each); then one tool call
 # through the Neovim front end with the panel painted, normal and codecompanion strict form
 # (bench/front_end_nvim.lua; RPIV_BENCH_BASE=<git revision> runs it against that revision
-# too); the shared list file's rows; then Neovim's startup with and without the plugin
+# too); the shared list file's rows; the co-owned list's note and checklist line in bytes
+# (bench/sizes.lua); then Neovim's startup with and without the plugin
 # (scripts/bench-startup.sh). Prints figures; asserts nothing.
 #
 #   scripts/bench.sh [runs]     (runs: interleaved repetitions per row; default 5)
@@ -146,6 +147,12 @@ for flavour in ${RPIV_BENCH_FLAVOURS:-luajit lua54}; do
     "$interp" -e "package.cpath='$dir/?.so;'..package.cpath; package.path='$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;'..package.path" \
         bench/shared.lua 40
 done
+
+# The co-owned list: the note that ends a reply when others changed the list, and a line of
+# the Markdown checklist, in bytes (bench/sizes.lua).
+echo
+luajit -e "package.cpath='$ROOT/target/lua-luajit/?.so;'..package.cpath; package.path='$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;'..package.path" \
+    bench/sizes.lua
 
 # A persisted call through the Neovim front end on 1,000 tasks, beside its bare write.
 for nvim in /usr/bin/nvim ${NVIM_NEW:-}; do
