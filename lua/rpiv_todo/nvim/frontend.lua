@@ -298,6 +298,10 @@ end
 -- Painting
 -- ---------------------------------------------------------------------------
 
+-- How many paints in a row may wait for a closing window before the panel gives up until
+-- the next event.
+H.MAX_LATER = 20
+
 ---Repaint now: the panel over its window (or hidden), and the list window if open.
 function H.paint()
   if not H.attached then
@@ -307,8 +311,14 @@ function H.paint()
   local panel = require("rpiv_todo.nvim.panel")
   if H.user_hidden then
     panel.hide()
+  elseif panel.paint({ config = M.config, ov = H.overlay(), state = listing.shown_session() }) == "later" then
+    -- A window or a buffer is closing: paint once that is over (a bounded number of times).
+    H.later = (H.later or 0) + 1
+    if H.later <= H.MAX_LATER then
+      vim.schedule(M.request_paint)
+    end
   else
-    panel.paint({ config = M.config, ov = H.overlay(), state = listing.shown_session() })
+    H.later = 0
   end
   local listwin = require("rpiv_todo.nvim.listwin")
   if listwin.window() then

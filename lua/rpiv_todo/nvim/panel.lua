@@ -248,10 +248,36 @@ function M.choose_edge(vertical, height, win_h, cursor)
   return vertical, above
 end
 
+-- What Neovim answers while no window may be opened or moved: a window is closing (E242,
+-- e.g. inside the WinEnter that an agent's sidebar closing triggers), a buffer is closing
+-- (E1159), or an autocommand holds the layout (E1312).
+H.LAYOUT_LOCKED = { "E242:", "E1159:", "E1312:" }
+
+---Is {err} one of the errors of a layout that cannot change now?
+---@param err any
+---@return boolean
+function H.locked(err)
+  local text = tostring(err)
+  for _, code in ipairs(H.LAYOUT_LOCKED) do
+    if text:find(code, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
 ---Paint the panel. `ctx` comes from rpiv_todo.nvim.frontend:
 ---  { config, ov, state, hint_layout } — `state` is what ov:render accepts.
+---Returns "later" when no window may be opened or moved right now (a window or a buffer is
+---closing): nothing was changed, and the caller paints again once that is over. While
+---Neovim exits nothing is painted.
 ---@param ctx table
+---@return "later"|nil
 function M.paint(ctx)
+  local exiting = vim.v.exiting
+  if exiting ~= nil and exiting ~= vim.NIL then
+    return nil
+  end
   local config = ctx.config
   if ctx.state == nil then
     M.hide() -- no list yet: nothing to show, and no window to look for
@@ -344,12 +370,25 @@ function M.paint(ctx)
   end
   if H.win ~= nil and vim.api.nvim_win_is_valid(H.win) then
     if not H.same_float(float, H.float) then
-      vim.api.nvim_win_set_config(H.win, float)
+      local ok, err = pcall(vim.api.nvim_win_set_config, H.win, float)
+      if not ok then
+        if H.locked(err) then
+          return "later"
+        end
+        error(err, 0)
+      end
     end
   else
     float.style = "minimal"
     float.noautocmd = true
-    H.win = vim.api.nvim_open_win(buf, false, float)
+    local ok, win = pcall(vim.api.nvim_open_win, buf, false, float)
+    if not ok then
+      if H.locked(win) then
+        return "later"
+      end
+      error(win, 0)
+    end
+    H.win = win
     float.style, float.noautocmd = nil, nil
     H.blend = nil
     M.set_option(H.win, "win", "wrap", false)
