@@ -34,17 +34,27 @@ expect_compile_error() {
     fi
 }
 
-features_steps() {
-    step "cargo test (lua54, vendored: the default)" cargo_in_root test --no-fail-fast
-    step "cargo test (luajit, vendored)" \
-        cargo_in_root test --no-fail-fast --no-default-features --features luajit,vendored
-    step "cargo test (lua51, vendored)" \
-        cargo_in_root test --no-fail-fast --no-default-features --features lua51,vendored
+# The three loadable builds, placed at target/lua-<flavour>/rpiv_todo/core.so.
+module_builds() {
     local f
     for f in "${FLAVOURS[@]}"; do
         step "module build ($f)" \
             "$ROOT/scripts/build-module.sh" "$f" "$ROOT/target/lua-$f/rpiv_todo/core.so"
     done
+}
+
+features_steps() {
+    rust_tests
+    module_builds
+}
+
+# cargo test on each embedded flavour, and the feature combinations that must not build.
+rust_tests() {
+    step "cargo test (lua54, vendored: the default)" cargo_in_root test --no-fail-fast
+    step "cargo test (luajit, vendored)" \
+        cargo_in_root test --no-fail-fast --no-default-features --features luajit,vendored
+    step "cargo test (lua51, vendored)" \
+        cargo_in_root test --no-fail-fast --no-default-features --features lua51,vendored
     # mlua-sys's own compile_error! usually stops these before the crate's (src/lib.rs)
     # can fire; either message says why. A flavour with no link mode is not checked: it
     # links the system Lua through pkg-config, so whether it gets as far as the crate's

@@ -83,19 +83,20 @@ steps_passed() {
 
 # Print the summary; return 1 when any step failed.
 summary() {
-    local i failed=0
+    local i failed=0 skipped=0
     printf '\n%s==> Summary%s\n' "$C_BOLD" "$C_OFF"
     for i in "${!STEP_NAMES[@]}"; do
         if [[ ${STEP_RESULTS[$i]} == PASS ]]; then
             printf '  %sPASS%s  %4ss  %s\n' "$C_GREEN" "$C_OFF" "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}"
         elif [[ ${STEP_RESULTS[$i]} == SKIP* ]]; then
+            skipped=$((skipped + 1))
             printf '  %s%s%s  %4ss  %s\n' "$C_YELLOW" "${STEP_RESULTS[$i]}" "$C_OFF" "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}"
         else
             failed=$((failed + 1))
             printf '  %s%s%s  %4ss  %s\n' "$C_RED" "${STEP_RESULTS[$i]}" "$C_OFF" "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}"
         fi
     done
-    printf '%d steps, %d failed, %ss in all\n' "${#STEP_NAMES[@]}" "$failed" "$SECONDS"
+    printf '%d steps, %d failed, %d skipped, %ss in all\n' "${#STEP_NAMES[@]}" "$failed" "$skipped" "$SECONDS"
     [[ $failed -eq 0 ]]
 }
 

@@ -57,6 +57,7 @@
 #      starts the server; refused downloads; the npm tarballs installed offline and run
 #      through npx; lazy.nvim ($RPIV_DEPS) and vim.pack
 #
+# `scripts/test.sh STAGE...` runs only those stages (`scripts/test.sh --help` lists them);
 # `scripts/test.sh --install-only` does step 1 alone (as scripts/setup-dev.sh does);
 # NVIM_NEW=<path> picks the current Neovim instead of the one pip installs.
 # The benchmark is not a test and is not run here. Every step runs even after an
@@ -590,57 +591,128 @@ package_check() {
 
 fmt_check() {
     if ! cargo fmt --version >/dev/null 2>&1; then
-        echo "rustfmt is not installed (rustup component add rustfmt): format check skipped"
-        return 0
+        echo "rustfmt is not installed (rustup component add rustfmt): the format is not checked"
+        return 1
     fi
     cargo fmt --check
 }
 
 clippy() {
     if ! cargo clippy --version >/dev/null 2>&1; then
-        echo "clippy is not installed (rustup component add clippy): lint skipped"
-        return 0
+        echo "clippy is not installed (rustup component add clippy): nothing is linted"
+        return 1
     fi
     cargo clippy --workspace --all-targets -- -D warnings &&
         cargo clippy --lib --no-default-features --features module,luajit -- -D warnings
 }
 
+# The stages `scripts/test.sh STAGE...` runs; no stage: all of them, in this order.
+STAGES=(lint rust lua nvim agents mcp shared terminal host install)
+usage() {
+    cat <<USAGE
+usage: scripts/test.sh [STAGE...]      run the stages named (default: all), then the summary
+       scripts/test.sh --install-only  install what the tests need (scripts/setup-dev.sh)
+       scripts/test.sh --help
+
+stages: ${STAGES[*]}
+  lint      cargo fmt, clippy, stylua, luacheck, the help, emmylua_check, links, cargo doc,
+            cargo package
+  rust      cargo test on each embedded flavour; the refused feature combinations
+  lua       tests/lua specs, the hostile calls and finalizers in luajit, lua5.1, lua5.4;
+            the Lua 5.4 specs under valgrind
+  nvim      the loader, tests/nvim specs in both Neovims, the on-screen specs (tmux)
+  agents    the adapters inside the pinned agent plugins, their request bodies
+  mcp       the MCP server: its tests, the Python SDK as its client, beside a Neovim
+  shared    several programs on one list file; each save syscall failed in turn
+  terminal  the README's blocks for the terminal agents, against the pinned agents
+  host      the example host, the rockspec
+  install   release assets, install without Rust, npm tarballs, lazy.nvim and vim.pack
+Every stage but lint and rust first builds the loadable modules it needs. Setup
+(scripts/setup-dev.sh) always runs first.
+USAGE
+}
+WANT=()
+INSTALL_ONLY=0
+for arg in "$@"; do
+    case $arg in
+    --install-only) INSTALL_ONLY=1 ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        if [[ " ${STAGES[*]} " != *" $arg "* ]]; then
+            echo "scripts/test.sh: unknown stage or option \"$arg\"" >&2
+            usage >&2
+            exit 2
+        fi
+        WANT+=("$arg")
+        ;;
+    esac
+done
+
+# wanted STAGE...: true when one of them was asked for (or none was named at all).
+wanted() {
+    local s
+    [[ ${#WANT[@]} -eq 0 ]] && return 0
+    for s in "$@"; do
+        [[ " ${WANT[*]} " == *" $s "* ]] && return 0
+    done
+    return 1
+}
+
 step "install test tools" env NVIM_NEW="$NVIM_NEW" "$ROOT/scripts/setup-dev.sh"
 [[ -n $NVIM_NEW ]] || NVIM_NEW=$(find_new_nvim) || NVIM_NEW=
-if [[ ${1:-} == --install-only ]]; then
+if ((INSTALL_ONLY)); then
     summary
     exit
 fi
-step "cargo fmt --check" fmt_check
-step "cargo clippy -D warnings (default; module,luajit)" clippy
-step "stylua --check ${STYLUA_DIRS[*]}" stylua_check
-step "luacheck (.luacheckrc)" lua_lint
-step "help generated from the annotations (scripts/gen-help.lua --check)" help_fresh
-step "emmylua_check . and the README's config blocks (scripts/emmylua-check.sh)" \
-    scripts/emmylua-check.sh "$NVIM_NEW"
-step "links and anchors in README.md, docs/, CONTRIBUTING.md, bench/README.md (scripts/check-links.py)" \
-    python3 scripts/check-links.py
-step "cargo doc (warnings are errors)" doc_check
-step "cargo package --list" package_check
-features_steps
-lua_specs
-hostile_tests
-valgrind_specs
-if steps_passed "module build (luajit)"; then
-    step "place the luajit build at lua/rpiv_todo/core.so" \
-        place_build "$ROOT/target/lua-luajit/rpiv_todo/core.so"
-else
-    skip "place the luajit build at lua/rpiv_todo/core.so" "module build (luajit) failed"
+if wanted lint; then
+    step "cargo fmt --check" fmt_check
+    step "cargo clippy -D warnings (default; module,luajit)" clippy
+    step "stylua --check ${STYLUA_DIRS[*]}" stylua_check
+    step "luacheck (.luacheckrc)" lua_lint
+    step "help generated from the annotations (scripts/gen-help.lua --check)" help_fresh
+    step "emmylua_check . and the README's config blocks (scripts/emmylua-check.sh)" \
+        scripts/emmylua-check.sh "$NVIM_NEW"
+    step "links and anchors in README.md, docs/, CONTRIBUTING.md, bench/README.md (scripts/check-links.py)" \
+        python3 scripts/check-links.py
+    step "cargo doc (warnings are errors)" doc_check
+    step "cargo package --list" package_check
 fi
-loader_tests
-nvim_specs
-screen_specs
-agent_specs
-mcp_tests
-shared_tests
-terminal_tests
-step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
-step "scripts/run.sh builds no test-only dependency" host_deps_check
-luarocks_tests
-install_steps
+wanted rust && rust_tests
+if wanted lua nvim agents mcp shared terminal host install; then
+    module_builds
+fi
+if wanted lua; then
+    lua_specs
+    hostile_tests
+    valgrind_specs
+fi
+if wanted nvim agents mcp shared terminal install; then
+    if steps_passed "module build (luajit)"; then
+        step "place the luajit build at lua/rpiv_todo/core.so" \
+            place_build "$ROOT/target/lua-luajit/rpiv_todo/core.so"
+    else
+        skip "place the luajit build at lua/rpiv_todo/core.so" "module build (luajit) failed"
+    fi
+fi
+if wanted nvim; then
+    loader_tests
+    nvim_specs
+    screen_specs
+fi
+wanted agents && agent_specs
+wanted mcp && mcp_tests
+if wanted shared terminal && ! wanted mcp; then
+    step "MCP server: build (cargo build --release -p rpiv_todo_mcp)" cargo build --quiet --release -p rpiv_todo_mcp
+fi
+wanted shared && shared_tests
+wanted terminal && terminal_tests
+if wanted host; then
+    step "example host (cargo test -p rpiv_todo_host)" cargo test -q -p rpiv_todo_host
+    step "scripts/run.sh builds no test-only dependency" host_deps_check
+    luarocks_tests
+fi
+wanted install && install_steps
 summary

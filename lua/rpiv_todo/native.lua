@@ -194,8 +194,10 @@ end
 --- When the library is missing, Neovim shows one error notification with the
 --- plugin's absolute path and the exact command to run, e.g.
 --- >
----     (rpiv_todo) core: the native module is not built. Build it with
+---     (rpiv_todo) core: the native module is not built. Install it with
+---     :TodosInstall, or build it with
 ---       cd /home/me/src/rpiv_todo && scripts/build-module.sh luajit
+---     (needs cargo; :checkhealth rpiv_todo says more)
 --- <
 --- and the rest of your config keeps running: `require("rpiv_todo")` and
 --- `setup()` still work, and only using the list (a tool call, |:Todos|) raises

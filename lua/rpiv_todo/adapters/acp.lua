@@ -105,9 +105,11 @@ end
 --- Agent Client Protocol                                 *rpiv_todo-adapters-acp*
 --- >
 ---     local acp = require("rpiv_todo.adapters.acp")
----     notify("session/update", acp.notification(acp_session_id, todo.session(id)))
+---     send_notification("session/update",
+---       acp.notification(acp_session_id, todo.session(id)))
 --- <
----     sends the list as a `plan` update: one entry `{ content, priority,
+---     sends the list as a `plan` update (`send_notification` stands for your
+---     ACP connection's way of sending one): one entry `{ content, priority,
 ---     status }` per pending, in-progress or completed task.
 
 return M
