@@ -107,8 +107,79 @@ where
         .unwrap_or_default()
 }
 
+/// Could tool calls turn list `a` into list `b` without a `clear`? Every task of `a` is in
+/// `b` (a task leaves a list only through clear: a deleted one stays, as a tombstone) with
+/// a status the state machine reaches from its own ([`Status::can_move_to`]), and `b`'s
+/// next id is not smaller.
+///
+/// [`Status::can_move_to`]: crate::task::Status::can_move_to
+pub fn reaches(a: &State, b: &State) -> bool {
+    if b.next_id < a.next_id {
+        return false;
+    }
+    let index = b.index();
+    a.tasks.iter().all(|t| {
+        index
+            .get(t.id)
+            .is_some_and(|to| t.status.can_move_to(to.status))
+    })
+}
+
+/// Is a compacted branch's list (`branch`) a reason to replace the list a session holds?
+/// Yes when it is the same list, or when it is provably newer: calls can turn the held list
+/// into it and none can turn it back (more tasks or a larger next id, or a task further
+/// along). One that could be either (only pending ⇄ in_progress and texts differ), or an
+/// older one, leaves the held list alone: the session has run every call the branch holds.
+pub fn newer(held: &State, branch: &State) -> bool {
+    held == branch || (reaches(held, branch) && !reaches(branch, held))
+}
+
 #[cfg(test)]
 mod tests {
+
+    fn state(tasks: &[(i64, &str)], next_id: i64) -> State {
+        let tasks = tasks
+            .iter()
+            .map(|(id, status)| {
+                let mut t = crate::task::Task::new(*id, format!("t{id}"));
+                t.status = crate::task::Status::parse(status).unwrap();
+                t
+            })
+            .collect();
+        State { tasks, next_id }
+    }
+
+    #[test]
+    fn a_branch_is_newer_only_when_calls_lead_there_and_not_back() {
+        let held = state(&[(1, "pending"), (2, "in_progress")], 3);
+        // The same list: taken (the replay changes nothing).
+        assert!(newer(&held, &held.clone()));
+        // More tasks, a task completed, one deleted: newer.
+        assert!(newer(
+            &held,
+            &state(&[(1, "completed"), (2, "in_progress"), (3, "pending")], 4)
+        ));
+        assert!(newer(
+            &held,
+            &state(&[(1, "deleted"), (2, "in_progress")], 3)
+        ));
+        // Only pending ⇄ in_progress differs: either could be newer, so held.
+        assert!(!newer(
+            &held,
+            &state(&[(1, "in_progress"), (2, "pending")], 3)
+        ));
+        // Older: fewer tasks, a smaller next id, or a completed task open again.
+        assert!(!newer(&held, &state(&[(1, "pending")], 2)));
+        let done = state(&[(1, "completed"), (2, "in_progress")], 3);
+        assert!(!newer(&done, &held));
+        // A task missing from the branch (a clear in between): not reachable.
+        assert!(!newer(
+            &held,
+            &state(&[(2, "completed"), (3, "pending")], 4)
+        ));
+        assert!(reaches(&held, &held));
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -306,10 +306,10 @@ end
 function M.on_compaction(id, entries)
   local session = M.get(id)
   local core = H.core()
-  local branch, held = core.replay(entries or {}), session:state()
+  local branch = core.replay(entries or {})
   -- Nothing held and nothing on the branch: no replay (it would only announce an empty list).
-  local empty = #held.tasks == 0 and #branch.tasks == 0
-  if not empty and H.compaction().newer(held, branch, session.list:state_json()) then
+  local empty = #session.list == 0 and #branch.tasks == 0
+  if not empty and H.compaction().newer(session.list, branch) then
     H.adopt(session, branch)
   end
   local state = session:state()

@@ -10,6 +10,7 @@ mod from_lua;
 mod i18n;
 mod list;
 mod markdown;
+mod naming;
 mod overlay;
 mod raw;
 mod store;
@@ -173,6 +174,23 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let replay = from_lua::walk_in_lua(lua, native_replay(lua)?)?;
     core.set("replay", replay)?;
     core.set(
+        "newer",
+        lua.create_function(|lua, (held, branch): (LuaValue, LuaValue)| {
+            guarded(lua, "newer", || {
+                let ctx = Ctx::get(lua)?;
+                let branch = state_arg(lua, &ctx, &branch, "newer")?;
+                // A list handle is read in place, without a copy.
+                if let LuaValue::UserData(ud) = &held {
+                    if let Ok(list) = ud.borrow::<List>() {
+                        return Ok(crate::replay::newer(list.state(), &branch));
+                    }
+                }
+                let held = state_arg(lua, &ctx, &held, "newer")?;
+                Ok(crate::replay::newer(&held, &branch))
+            })
+        })?,
+    )?;
+    core.set(
         "sanitize",
         lua.create_function(|lua, text: mlua::LuaString| {
             guarded(lua, "sanitize", || {
@@ -219,6 +237,9 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     store::register(lua, &core)?;
     strict::register(lua, &core)?;
     markdown::register(lua, &core)?;
+    naming::register(lua, &core)?;
+    // Last: every function above, as Lua code reaches it (see `raw::export`).
+    raw::export::seal(lua, &core)?;
     Ok(core)
 }
 

@@ -383,4 +383,48 @@ T.test("no adapter requires the Neovim front end", function()
   T.eq(table.concat(bad, "\n"), "", "adapters requiring the front end")
 end)
 
+-- The status machine has one owner, the core (`Status::can_move_to`, exported as
+-- `core.newer` for compaction): a Lua table of transitions, a status keyed to a table of
+-- statuses (`completed = { completed = true, deleted = true }`), is a second copy.
+H.STATUSES = { pending = true, in_progress = true, completed = true, deleted = true }
+
+---Where `src` holds a status keyed to a table whose first key is a status set to true.
+---@param src string
+---@return integer count
+function H.transition_tables(src)
+  local toks, found = H.tokens(src), 0
+  for i = 1, #toks - 5 do
+    local a, eq, open, b, eq2, v = toks[i], toks[i + 1], toks[i + 2], toks[i + 3], toks[i + 4], toks[i + 5]
+    if
+      a.kind == "name"
+      and H.STATUSES[a.value]
+      and eq.value == "="
+      and open.value == "{"
+      and b.kind == "name"
+      and H.STATUSES[b.value]
+      and eq2.value == "="
+      and v.value == "true"
+    then
+      found = found + 1
+    end
+  end
+  return found
+end
+
+T.test("the status machine is the core's alone: no Lua table of transitions", function()
+  T.eq(
+    H.transition_tables("local R = { pending = { pending = true, in_progress = true }, deleted = { deleted = true } }"),
+    2,
+    "the scan finds one"
+  )
+  T.eq(H.transition_tables('local S = { pending = "○", completed = "✓" }'), 0, "glyphs by status are not one")
+  local bad = {}
+  for _, path in ipairs(H.files()) do
+    if H.transition_tables(T.read(H.root .. "/" .. path)) > 0 then
+      bad[#bad + 1] = path
+    end
+  end
+  T.eq(table.concat(bad, "\n"), "", "files with a transition table")
+end)
+
 T.finish()

@@ -152,6 +152,15 @@ function core.from_strict(params, list) end
 ---@return rpiv_todo.State
 function core.replay(entries) end
 
+---Is {branch} (a compacted branch's list) a reason to replace {held}? True when it is the
+---same list, or when tool calls can turn {held} into it and none can turn it back (the
+---status machine's transitions, `Status::can_move_to`); false for an older list or one
+---that could be either (only pending ⇄ in_progress and texts differ).
+---@param held userdata|rpiv_todo.State|string a list handle (read in place), a state or its JSON text
+---@param branch rpiv_todo.State|string
+---@return boolean
+function core.newer(held, branch) end
+
 ---Strip terminal escapes, controls and bidi marks from model-written text.
 ---@param text string
 ---@return string
@@ -174,6 +183,33 @@ function core.width(text) end
 ---@param ellipsis? string
 ---@return string
 function core.truncate(text, width, ellipsis) end
+
+---The SHA-256 of `data`, as 64 lowercase hex digits.
+---@param data string
+---@return string
+function core.sha256(data) end
+
+---What every list file name of `key` starts with: `<key part>@` (see `core.file_name`).
+---@param key string
+---@return string
+function core.key_prefix(key) end
+
+---The name of session `id`'s list file under `key` (the working directory), the one
+---`rpiv_todo.persist` and the MCP server share: `<key part>@<id part>.json`, each part its
+---text with every byte outside `[A-Za-z0-9._-]` as `%XX`, or `~` and its SHA-256 when
+---longer than 120 (key) or 64 (id) bytes once escaped.
+---@param key string
+---@param id string
+---@return string
+function core.file_name(key, id) end
+
+---Read a name `core.file_name` wrote: its key part, its id part and the session id (nil
+---when hashed); nil for any other name (temporary files, files moved aside).
+---@param name string
+---@return string|nil key_part
+---@return string|nil id_part
+---@return string|nil id
+function core.parse_name(name) end
 
 ---What a live overlay remembers of what a person saw (completed ids shown this turn and
 ---in earlier turns); `overlay.new()` keeps one.

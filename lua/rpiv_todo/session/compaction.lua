@@ -15,57 +15,13 @@ end
 -- list or one that tool calls made after it (see M.newer). What comes back is the list in
 -- compact form, for the model's context.
 
--- The statuses the tool's state machine reaches from each status (pending ⇄ in_progress,
--- either → completed, any → deleted; completed only → deleted; deleted is final). Sending
--- the status a task has is allowed.
-H.REACHES = {
-  pending = { pending = true, in_progress = true, completed = true, deleted = true },
-  in_progress = { pending = true, in_progress = true, completed = true, deleted = true },
-  completed = { completed = true, deleted = true },
-  deleted = { deleted = true },
-}
-
----Could tool calls turn list `a` into list `b` without a `clear`? Every task of `a` is in `b`
----(a task leaves a list only through clear: a deleted one stays, as a tombstone) with a
----status the state machine reaches from its own, and `b`'s next id is not smaller.
----@param a rpiv_todo.State
----@param b rpiv_todo.State
----@return boolean
-function H.reaches(a, b)
-  if b.nextId < a.nextId then
-    return false
-  end
-  local status = {}
-  for _, t in ipairs(b.tasks) do
-    status[t.id] = t.status
-  end
-  for _, t in ipairs(a.tasks) do
-    local to = status[t.id]
-    local allowed = H.REACHES[t.status]
-    if to == nil or allowed == nil or not allowed[to] then
-      return false
-    end
-  end
-  return true
-end
-
----Is the branch's snapshot a reason to replace the list the session holds? Yes when it is
----the same list (the replay changes nothing), or when it is provably newer: calls can turn
----the held list into it, and none can turn it back (more tasks or a larger next id, or a
----task further along: completed or deleted where the held list has it open). A branch
----with no todo result (an empty snapshot), an older snapshot, or one that could be either
----(only pending ⇄ in_progress and texts differ) leaves the held list alone: the session has
----run every call the branch holds, so its list is the newest one it knows. An empty held
----list (a session just created) takes any snapshot.
----@param held rpiv_todo.State
+---Is the branch's snapshot a reason to replace the list the session holds? The core says
+---(`core.newer`): when it is the same list, or provably newer by the tool's state machine.
+---@param held userdata|rpiv_todo.State the session's list (its handle, read in place)
 ---@param branch rpiv_todo.State
----@param held_json string the held list as `list:state_json()` writes it
 ---@return boolean
-function M.newer(held, branch, held_json)
-  if H.core().list(branch):state_json() == held_json then
-    return true
-  end
-  return H.reaches(held, branch) and not H.reaches(branch, held)
+function M.newer(held, branch)
+  return H.core().newer(held, branch)
 end
 
 -- How the compact form names each status in its counts.
