@@ -37,7 +37,8 @@
 -- (key 120 bytes, id 64 once escaped) is `~` and the SHA-256 of the text in hex. The
 -- escaping is one-to-one and never writes `~`, so two keys or ids share a name only if
 -- they share a SHA-256. The longest name is 191 bytes. `file_name`, `parse_name`,
--- `key_prefix` and `sha256` are for other programs that share the files (the MCP server).
+-- `key_prefix` and `sha256` are the core's (src/naming.rs, which the MCP server uses), for
+-- other Lua code that shares the files.
 
 local M = {}
 local H = {}
@@ -82,19 +83,32 @@ end
 -- File names
 -- ---------------------------------------------------------------------------
 
+-- The names are the core's (`core.file_name`, `core.key_prefix`, `core.parse_name`,
+-- `core.sha256`: src/naming.rs), which the MCP server uses too, so both name a list's file
+-- by one code. Without the core (a stale or missing build) the plain-Lua copy below gives
+-- the same names; a test checks that the two agree.
+
+---The core when it is there (not a stand-in, not refused), else nil.
+---@return table|nil
+function H.native()
+  if H.core == nil then
+    local ok, core = pcall(require, "rpiv_todo.native")
+    H.core = ok
+        and type(core) == "table"
+        and rawget(core, "missing") == nil
+        and type(rawget(core, "file_name")) == "function"
+        and core
+      or false
+  end
+  return H.core or nil
+end
+
 ---@param s string
 ---@return string
 function H.escape(s)
   return (s:gsub("[^A-Za-z0-9._%-]", function(c)
     return string.format("%%%02X", c:byte())
   end))
-end
-
----The SHA-256 of {s}, 64 lowercase hex digits (rpiv_todo.sha256).
----@param s string
----@return string
-function M.sha256(s)
-  return require("rpiv_todo.sha256")(s)
 end
 
 ---One part of a file name: the escaped text, or `~` and its SHA-256 when too long.
@@ -106,33 +120,36 @@ function H.part(s, limit)
   if #escaped <= limit then
     return escaped
   end
-  return "~" .. M.sha256(s)
+  return "~" .. H.lua.sha256(s)
 end
 
----What every file name of {key}'s lists starts with (`<key part>@`).
+-- The plain-Lua naming, used without the core.
+H.lua = {}
+
+---@param s string
+---@return string
+function H.lua.sha256(s)
+  return require("rpiv_todo.sha256")(s)
+end
+
 ---@param key string
 ---@return string
-function M.key_prefix(key)
+function H.lua.key_prefix(key)
   return H.part(key, H.MAX_KEY) .. "@"
 end
 
----The file name of session {id}'s list under {key}, the naming other programs share:
----one-to-one up to SHA-256, at most 191 bytes (see the header of persist.lua).
 ---@param key string
 ---@param id string
 ---@return string
-function M.file_name(key, id)
-  return M.key_prefix(key) .. H.part(id, H.MAX_ID) .. ".json"
+function H.lua.file_name(key, id)
+  return H.lua.key_prefix(key) .. H.part(id, H.MAX_ID) .. ".json"
 end
 
----Read a file name written by `file_name`: its key part, its id part and the session id
----(nil when the id was hashed). nil for any other name (temporary files, files moved
----aside).
 ---@param name string
 ---@return string|nil key_part
 ---@return string|nil id_part
 ---@return string|nil id
-function M.parse_name(name)
+function H.lua.parse_name(name)
   local key_part, id_part = name:match("^([^@]+)@([^@]+)%.json$")
   if key_part == nil or key_part:sub(1, 1) == "." then
     return nil
@@ -144,6 +161,46 @@ function M.parse_name(name)
     end)
   end
   return key_part, id_part, id
+end
+
+---The naming in use: the core's, else the plain-Lua copy.
+---@return table
+function H.naming()
+  return H.native() or H.lua
+end
+
+---The SHA-256 of {s}, 64 lowercase hex digits.
+---@param s string
+---@return string
+function M.sha256(s)
+  return H.naming().sha256(s)
+end
+
+---What every file name of {key}'s lists starts with (`<key part>@`).
+---@param key string
+---@return string
+function M.key_prefix(key)
+  return H.naming().key_prefix(key)
+end
+
+---The file name of session {id}'s list under {key}, the naming other programs share:
+---one-to-one up to SHA-256, at most 191 bytes (see the header of persist.lua).
+---@param key string
+---@param id string
+---@return string
+function M.file_name(key, id)
+  return H.naming().file_name(key, id)
+end
+
+---Read a file name written by `file_name`: its key part, its id part and the session id
+---(nil when the id was hashed). nil for any other name (temporary files, files moved
+---aside).
+---@param name string
+---@return string|nil key_part
+---@return string|nil id_part
+---@return string|nil id
+function M.parse_name(name)
+  return H.naming().parse_name(name)
 end
 
 -- ---------------------------------------------------------------------------
