@@ -97,6 +97,24 @@ pub struct Mark {
     seq: u64,
 }
 
+impl Mark {
+    /// A mark kept outside this process (a hook's record of a session): the log's epoch
+    /// and sequence number as [`Mark::epoch`] and [`Mark::seq`] gave them.
+    pub fn at(epoch: Option<String>, seq: u64) -> Mark {
+        Mark { epoch, seq }
+    }
+
+    /// The life of the log the mark was taken in (none: no change recorded yet).
+    pub fn epoch(&self) -> Option<&str> {
+        self.epoch.as_deref()
+    }
+
+    /// How many calls had changed the list in that epoch.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
 /// A writer: its id (what "others" is decided by) and its name (what notes call it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Writer {
@@ -273,6 +291,13 @@ impl Journal {
     /// The line that tells `writer`, whose last call left it at `mark`, what the others
     /// changed since; `None` when nobody else changed the list.
     pub fn note(&self, writer: &Writer, mark: &Mark) -> Option<String> {
+        self.note_where(mark, |e| e.writer != writer.id)
+    }
+
+    /// The same line for a reader that holds no [`Writer`] (a hook, a process started
+    /// once per event): the changes since `mark` for which `theirs` says true, by their
+    /// names (`e.by`) rather than a writer id, e.g. every change made by a named writer.
+    pub fn note_where(&self, mark: &Mark, theirs: impl Fn(&Entry) -> bool) -> Option<String> {
         if self.epoch != mark.epoch && mark.epoch.is_some() {
             // Another life of the log: the list was made again, or written by a program
             // that keeps no log.
@@ -290,7 +315,7 @@ impl Journal {
         let theirs: Vec<&Entry> = self
             .entries
             .iter()
-            .filter(|e| e.seq > mark.seq && e.writer != writer.id)
+            .filter(|e| e.seq > mark.seq && theirs(e))
             .collect();
         if theirs.is_empty() && complete {
             return None;
@@ -617,5 +642,38 @@ mod tests {
             Journal::default()
         );
         assert_eq!(from_file_value(None), Journal::default());
+    }
+
+    #[test]
+    fn a_reader_without_a_writer_hears_the_named_writers_changes_from_a_kept_mark() {
+        let (mut s, mut j) = (State::default(), Journal::default());
+        let (server, person) = (Writer::new(None), user());
+        let create = |subject: &str| serde_json::json!({"action": "create", "subject": subject});
+        call(&mut s, &mut j, &server, create("a"));
+        // A hook keeps the mark as two plain values between its runs.
+        let kept = j.mark();
+        let mark = Mark::at(kept.epoch().map(str::to_owned), kept.seq());
+        assert_eq!(mark, kept);
+        assert_eq!(mark.seq(), 1);
+        call(&mut s, &mut j, &server, create("b"));
+        let named = |e: &Entry| e.by.is_some();
+        assert_eq!(j.note_where(&mark, named), None, "an unnamed writer's change only");
+        call(
+            &mut s,
+            &mut j,
+            &person,
+            serde_json::json!({"action": "update", "id": 1, "status": "completed"}),
+        );
+        assert_eq!(
+            j.note_where(&mark, named).unwrap(),
+            "(Changed by others since your last call: #1 completed by the user.)"
+        );
+        assert_eq!(j.note_where(&j.mark(), named), None, "nothing since now");
+        // Another life of the log: said, whoever made it.
+        let old = Mark::at(Some("0000000000000000".into()), 3);
+        assert_eq!(
+            j.note_where(&old, named).unwrap(),
+            "(The list was changed by another program since your last call; call list to see it.)"
+        );
     }
 }
