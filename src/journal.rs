@@ -657,7 +657,11 @@ mod tests {
         assert_eq!(mark.seq(), 1);
         call(&mut s, &mut j, &server, create("b"));
         let named = |e: &Entry| e.by.is_some();
-        assert_eq!(j.note_where(&mark, named), None, "an unnamed writer's change only");
+        assert_eq!(
+            j.note_where(&mark, named),
+            None,
+            "an unnamed writer's change only"
+        );
         call(
             &mut s,
             &mut j,
