@@ -75,7 +75,17 @@ pub struct Params {
     pub id: Option<Id>,
     /// `includeDeleted`: whether list shows tombstones too.
     pub include_deleted: Option<bool>,
+    /// `tasks`: several creates or updates in one call (this project's extension), each
+    /// item the fields of one call with the call's `action`. Applied in order, all or
+    /// nothing.
+    pub tasks: Option<Vec<Params>>,
 }
+
+/// The most items one `tasks` batch may hold.
+pub const MAX_BATCH: usize = 100;
+
+/// What `tasks` must be.
+const TASKS_EXPECTED: &str = "a non-empty array of at most 100 tasks";
 
 pub use crate::task::MAX_SAFE_INTEGER;
 
@@ -89,76 +99,140 @@ impl Params {
         let Value::Object(map) = value else {
             return Err(Error::input("arguments", "an object", kind(value)));
         };
-        // One pass over the arguments instead of a hashed lookup (SipHash) per field.
+        let found = Found::of(map);
+        let action = match found.get("action") {
+            Some(v) => action(v)?,
+            None => {
+                return Err(Error::input(
+                    "action",
+                    "one of create, update, list, get, delete, clear",
+                    "nothing",
+                ))
+            }
+        };
+        let mut p = fields(map, &found, "")?;
+        p.action = Some(action);
+        if let Some(v) = found.get("tasks") {
+            p.tasks = Some(tasks(v, action)?);
+        }
+        Ok(p)
+    }
+}
+
+/// The known fields of one argument object, found in one pass over it (instead of a
+/// hashed lookup, SipHash, per field).
+struct Found<'a>([Option<&'a Value>; ORDER.len()]);
+
+impl<'a> Found<'a> {
+    fn of(map: &'a Map<String, Value>) -> Found<'a> {
         let mut found: [Option<&Value>; ORDER.len()] = [None; ORDER.len()];
         for (k, v) in map {
             if let Some(i) = ORDER.iter().position(|o| o == k) {
                 found[i] = Some(v);
             }
         }
-        let get = |key: &str| {
-            let i = ORDER.iter().position(|o| *o == key)?;
-            found[i].filter(|v| !v.is_null())
-        };
-        let mut p = Params {
-            action: match get("action") {
-                Some(v) => Some(action(v)?),
-                None => {
-                    return Err(Error::input(
-                        "action",
-                        "one of create, update, list, get, delete, clear",
-                        "nothing",
-                    ))
-                }
-            },
-            ..Params::default()
-        };
-        if let Some(v) = get("id") {
-            p.id = Some(id("id", v)?);
-        }
-        let text = |key: &str| get(key).map(|v| string(key, v)).transpose();
-        p.subject = text("subject")?;
-        p.description = text("description")?;
-        p.active_form = text("activeForm")?;
-        p.owner = text("owner")?;
-        if let Some(v) = get("status") {
-            p.status = Some(status(v)?);
-        }
-        let id_list = |key: &str| get(key).map(|v| ids(key, v)).transpose();
-        p.blocked_by = id_list("blockedBy")?;
-        p.add_blocked_by = id_list("addBlockedBy")?;
-        p.remove_blocked_by = id_list("removeBlockedBy")?;
-        match get("includeDeleted") {
-            None => {}
-            Some(Value::Bool(b)) => p.include_deleted = Some(*b),
-            Some(v) => return Err(Error::input("includeDeleted", "a boolean", kind(v))),
-        }
-        match get("metadata") {
-            None => {}
-            Some(v @ Value::Object(m)) => {
-                check_nesting("metadata", v)?;
-                p.metadata = Some(m.clone());
-            }
-            Some(v) => return Err(Error::input("metadata", "an object", kind(v))),
-        }
-        // Unknown keys are echoed in the snapshot's entry: they obey the same nesting rule,
-        // so that whatever was accepted can be read back.
-        let mut unknown: Vec<(&String, &Value)> = map
-            .iter()
-            .filter(|(k, v)| (v.is_array() || v.is_object()) && !ORDER.contains(&k.as_str()))
-            .collect();
-        if !unknown.is_empty() {
-            unknown.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (k, v) in unknown {
-                check_nesting(k, v)?;
-            }
-        }
-        Ok(p)
+        Found(found)
+    }
+
+    /// The field's value; `null` reads as absent.
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        let i = ORDER.iter().position(|o| *o == key)?;
+        self.0[i].filter(|v| !v.is_null())
     }
 }
 
+/// Every field but `action` and `tasks`, checked in `ORDER`; an error names the field
+/// after `prefix` (`tasks[2].` for an item of a batch).
+fn fields(map: &Map<String, Value>, found: &Found, prefix: &str) -> Result<Params> {
+    let name = |key: &str| format!("{prefix}{key}");
+    let mut p = Params::default();
+    if let Some(v) = found.get("id") {
+        p.id = Some(id(&name("id"), v)?);
+    }
+    let text = |key: &str| found.get(key).map(|v| string(&name(key), v)).transpose();
+    p.subject = text("subject")?;
+    p.description = text("description")?;
+    p.active_form = text("activeForm")?;
+    p.owner = text("owner")?;
+    if let Some(v) = found.get("status") {
+        p.status = Some(status(&name("status"), v)?);
+    }
+    let id_list = |key: &str| found.get(key).map(|v| ids(&name(key), v)).transpose();
+    p.blocked_by = id_list("blockedBy")?;
+    p.add_blocked_by = id_list("addBlockedBy")?;
+    p.remove_blocked_by = id_list("removeBlockedBy")?;
+    match found.get("includeDeleted") {
+        None => {}
+        Some(Value::Bool(b)) => p.include_deleted = Some(*b),
+        Some(v) => return Err(Error::input(name("includeDeleted"), "a boolean", kind(v))),
+    }
+    match found.get("metadata") {
+        None => {}
+        Some(v @ Value::Object(m)) => {
+            check_nesting(&name("metadata"), v)?;
+            p.metadata = Some(m.clone());
+        }
+        Some(v) => return Err(Error::input(name("metadata"), "an object", kind(v))),
+    }
+    // Unknown keys are echoed in the snapshot's entry: they obey the same nesting rule,
+    // so that whatever was accepted can be read back.
+    let mut unknown: Vec<(&String, &Value)> = map
+        .iter()
+        .filter(|(k, v)| (v.is_array() || v.is_object()) && !ORDER.contains(&k.as_str()))
+        .collect();
+    if !unknown.is_empty() {
+        unknown.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (k, v) in unknown {
+            check_nesting(&name(k), v)?;
+        }
+    }
+    Ok(p)
+}
+
+/// The items of `tasks`, each read like the arguments of one call with the call's
+/// `action` (which an item may not give again, nor a `tasks` of its own).
+fn tasks(v: &Value, action: Action) -> Result<Vec<Params>> {
+    let Value::Array(items) = v else {
+        return Err(Error::input("tasks", TASKS_EXPECTED, kind(v)));
+    };
+    if items.is_empty() {
+        return Err(Error::input("tasks", TASKS_EXPECTED, "an empty array"));
+    }
+    if items.len() > MAX_BATCH {
+        return Err(Error::input(
+            "tasks",
+            TASKS_EXPECTED,
+            format!("an array of {} items", items.len()),
+        ));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let prefix = format!("tasks[{}].", i.saturating_add(1));
+        let Value::Object(map) = item else {
+            return Err(Error::input(
+                format!("tasks[{}]", i.saturating_add(1)),
+                "an object with the fields of one task",
+                kind(item),
+            ));
+        };
+        let found = Found::of(map);
+        for (key, expected) in [
+            ("action", "nothing: the call's action applies to every item"),
+            ("tasks", "nothing: tasks do not nest"),
+        ] {
+            if let Some(v) = found.get(key) {
+                return Err(Error::input(format!("{prefix}{key}"), expected, kind(v)));
+            }
+        }
+        let mut p = fields(map, &found, &prefix)?;
+        p.action = Some(action);
+        out.push(p);
+    }
+    Ok(out)
+}
+
 /// The fields `Params::from_value` reads, in the order it checks them.
-pub const ORDER: [&str; 12] = [
+pub const ORDER: [&str; 13] = [
     "action",
     "id",
     "subject",
@@ -171,6 +245,7 @@ pub const ORDER: [&str; 12] = [
     "removeBlockedBy",
     "includeDeleted",
     "metadata",
+    "tasks",
 ];
 
 /// The deepest nesting of a value the list stores (an argument's value, metadata, a
@@ -230,11 +305,11 @@ fn action(v: &Value) -> Result<Action> {
         .ok_or_else(|| Error::input("action", EXPECTED, kind(v)))
 }
 
-fn status(v: &Value) -> Result<Status> {
+fn status(field: &str, v: &Value) -> Result<Status> {
     const EXPECTED: &str = "one of pending, in_progress, completed, deleted";
     v.as_str()
         .and_then(Status::parse)
-        .ok_or_else(|| Error::input("status", EXPECTED, kind(v)))
+        .ok_or_else(|| Error::input(field, EXPECTED, kind(v)))
 }
 
 fn string(field: &str, v: &Value) -> Result<String> {
@@ -331,6 +406,66 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(err(input.clone()), want, "for {input}");
         }
+    }
+
+    #[test]
+    fn each_item_of_tasks_is_read_like_one_call_with_the_call_s_action() {
+        let p = Params::from_value(&json!({
+            "action": "update",
+            "tasks": [{"id": 1, "status": "completed"}, {"id": 2.0, "status": null, "addBlockedBy": [1]}],
+        }))
+        .unwrap();
+        let items = p.tasks.unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].action, Some(Action::Update));
+        assert_eq!(
+            (items[0].id, items[0].status),
+            (Some(1), Some(Status::Completed))
+        );
+        assert_eq!((items[1].id, items[1].status), (Some(2), None));
+        assert_eq!(items[1].add_blocked_by, Some(vec![1]));
+        assert_eq!(items[1].tasks, None);
+        // Fields are checked in ORDER, the call's before its items'.
+        assert_eq!(
+            err(json!({"action": "create", "owner": 1, "tasks": [{"subject": 2}]})),
+            "owner: expected a string, got number 1"
+        );
+        assert_eq!(
+            err(
+                json!({"action": "create", "tasks": [{"subject": "a"}, {"metadata": {"k": 1}, "owner": 3}]})
+            ),
+            "tasks[2].owner: expected a string, got number 3"
+        );
+        assert_eq!(
+            err(json!({"action": "create", "tasks": [{"subject": "a", "includeDeleted": 1}]})),
+            "tasks[1].includeDeleted: expected a boolean, got number 1"
+        );
+        // Absent: no batch.
+        assert_eq!(
+            Params::from_value(&json!({"action": "list"}))
+                .unwrap()
+                .tasks,
+            None
+        );
+    }
+
+    #[test]
+    fn an_item_obeys_the_nesting_bound_like_the_call() {
+        // One level past the bound: 65 arrays.
+        let mut deep = json!(1);
+        for _ in 0..=MAX_NESTING {
+            deep = json!([deep]);
+        }
+        assert_eq!(
+            err(
+                json!({"action": "create", "tasks": [{"subject": "a"}, {"subject": "b", "extra": deep.clone()}]})
+            ),
+            "tasks[2].extra: expected nesting at most 64 levels deep, got deeper nesting"
+        );
+        assert_eq!(
+            err(json!({"action": "create", "tasks": [{"subject": "a", "metadata": {"k": deep}}]})),
+            "tasks[1].metadata: expected nesting at most 64 levels deep, got deeper nesting"
+        );
     }
 
     #[test]

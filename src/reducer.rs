@@ -43,6 +43,9 @@ activeForm, status, owner, metadata, addBlockedBy, or removeBlockedBy";
 
 /// Apply one call. `state` changes only when the reply carries no error.
 pub fn apply(state: &mut State, params: &Params) -> Reply {
+    if let Some(items) = &params.tasks {
+        return batch(state, params, items).unwrap_or_else(Reply::error);
+    }
     let result = match params.action {
         Some(Action::Create) => create(state, params),
         Some(Action::Update) => update(state, params),
@@ -57,6 +60,52 @@ pub fn apply(state: &mut State, params: &Params) -> Reply {
 }
 
 type Step = Result<Reply, String>;
+
+/// Several creates or updates in one call (`tasks`): each item applied in order, as one
+/// call with the call's action, to a copy of the list, which replaces the list only when
+/// every item went through. The reply is the items' replies, one line each; a rejected
+/// item rejects the whole call, naming the item (`tasks[2]: ...`).
+fn batch(state: &mut State, p: &Params, items: &[Params]) -> Step {
+    let action = p.action.map_or("", |a| a.as_str());
+    if !matches!(p.action, Some(Action::Create | Action::Update)) {
+        return Err(format!(
+            "tasks: only create and update take several tasks, not {action}"
+        ));
+    }
+    let beside = [
+        ("id", p.id.is_some()),
+        ("subject", p.subject.is_some()),
+        ("description", p.description.is_some()),
+        ("activeForm", p.active_form.is_some()),
+        ("owner", p.owner.is_some()),
+        ("status", p.status.is_some()),
+        ("blockedBy", p.blocked_by.is_some()),
+        ("addBlockedBy", p.add_blocked_by.is_some()),
+        ("removeBlockedBy", p.remove_blocked_by.is_some()),
+        ("metadata", p.metadata.is_some()),
+    ];
+    if let Some((field, _)) = beside.iter().find(|(_, given)| *given) {
+        return Err(format!(
+            "tasks: a task's fields go inside its item, but {field} was given beside tasks"
+        ));
+    }
+    let mut work = state.clone();
+    let mut text = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let step = if p.action == Some(Action::Create) {
+            create(&mut work, item)
+        } else {
+            update(&mut work, item)
+        };
+        let reply = step.map_err(|message| format!("tasks[{}]: {message}", i + 1))?;
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&reply.text);
+    }
+    *state = work;
+    Ok(Reply::ok(text))
+}
 
 fn create(state: &mut State, p: &Params) -> Step {
     let subject = match &p.subject {
@@ -392,6 +441,199 @@ mod tests {
 
     fn run(state: &mut State, v: Value) -> String {
         apply(state, &Params::from_value(&v).unwrap()).text
+    }
+
+    #[test]
+    fn a_batch_creates_several_tasks_one_line_each() {
+        let mut s = State::default();
+        let text = run(
+            &mut s,
+            json!({"action": "create", "tasks": [
+                {"subject": "Write the parser", "activeForm": "Writing the parser"},
+                {"subject": "Test it", "blockedBy": [1], "owner": "alice"},
+            ]}),
+        );
+        assert_eq!(
+            text,
+            "Created #1: Write the parser (pending)\nCreated #2: Test it (pending)"
+        );
+        assert_eq!(s.next_id, 3);
+        assert_eq!(
+            s.tasks[0].active_form.as_deref(),
+            Some("Writing the parser")
+        );
+        assert_eq!(s.tasks[1].blocked_by(), &[1]);
+        assert_eq!(s.tasks[1].owner.as_deref(), Some("alice"));
+        // A batch of one says what the single call says.
+        let text = run(
+            &mut s,
+            json!({"action": "create", "tasks": [{"subject": "C"}]}),
+        );
+        assert_eq!(text, "Created #3: C (pending)");
+    }
+
+    #[test]
+    fn finishing_one_task_and_starting_the_next_is_one_call() {
+        let mut s = State::default();
+        run(
+            &mut s,
+            json!({"action": "create", "tasks": [{"subject": "A"}, {"subject": "B"}]}),
+        );
+        run(
+            &mut s,
+            json!({"action": "update", "id": 1, "status": "in_progress"}),
+        );
+        let text = run(
+            &mut s,
+            json!({"action": "update", "tasks": [
+                {"id": 1, "status": "completed"}, {"id": 2, "status": "in_progress"},
+            ]}),
+        );
+        assert_eq!(
+            text,
+            "Updated #1 (in_progress → completed)\nUpdated #2 (pending → in_progress)"
+        );
+        assert_eq!(s.tasks[0].status, Status::Completed);
+        assert_eq!(s.tasks[1].status, Status::InProgress);
+        // Each item sees the ones before it; a repeated status is a no-op line.
+        let text = run(
+            &mut s,
+            json!({"action": "update", "tasks": [
+                {"id": 2, "status": "completed"}, {"id": 2, "status": "completed"},
+                {"id": 2, "subject": "B2"},
+            ]}),
+        );
+        assert_eq!(
+            text,
+            "Updated #2 (in_progress → completed)\n\
+             No change: #2 already matches the requested values (status: completed)\n\
+             Updated #2"
+        );
+    }
+
+    #[test]
+    fn a_batch_with_one_bad_item_changes_nothing_and_names_the_item() {
+        let mut s = State::default();
+        run(
+            &mut s,
+            json!({"action": "create", "tasks": [{"subject": "A"}, {"subject": "B"}]}),
+        );
+        let before = s.clone();
+        let cases = [
+            (
+                json!({"action": "update", "tasks": [
+                    {"id": 1, "status": "completed"}, {"id": 2, "status": "in_progress"},
+                    {"id": 9, "status": "completed"},
+                ]}),
+                "Error: tasks[3]: #9 not found",
+            ),
+            (
+                json!({"action": "update", "tasks": [
+                    {"id": 1, "status": "completed"}, {"id": 1, "status": "in_progress"},
+                ]}),
+                "Error: tasks[2]: illegal transition completed → in_progress",
+            ),
+            (
+                json!({"action": "create", "tasks": [{"subject": "C"}, {"subject": 5}]}),
+                "Error: tasks[2].subject: expected a string, got number 5",
+            ),
+            (
+                json!({"action": "create", "tasks": [{"subject": "C"}, {"description": "no subject"}]}),
+                "Error: tasks[2]: subject required for create",
+            ),
+            (
+                json!({"action": "create", "tasks": [{"subject": "C"}, {"subject": "D", "blockedBy": [3, 7]}]}),
+                "Error: tasks[2]: blockedBy: #7 not found",
+            ),
+            (
+                json!({"action": "update", "tasks": [{"id": 1, "addBlockedBy": [1, "2"]}]}),
+                "Error: tasks[1].addBlockedBy[2]: expected an integer id, got string \"2\"",
+            ),
+            (
+                json!({"action": "update", "tasks": [{"id": 1}]}),
+                &format!("Error: tasks[1]: {NO_MUTABLE_FIELD}"),
+            ),
+            (
+                json!({"action": "update", "tasks": [{"status": "completed"}]}),
+                "Error: tasks[1]: id required for update",
+            ),
+            (
+                json!({"action": "update", "tasks": [{"id": 1, "metadata": [1]}]}),
+                "Error: tasks[1].metadata: expected an object, got an array",
+            ),
+            (
+                json!({"action": "update", "tasks": [{"id": 1, "status": "done"}]}),
+                "Error: tasks[1].status: expected one of pending, in_progress, completed, deleted, got string \"done\"",
+            ),
+            (
+                json!({"action": "create", "tasks": ["A"]}),
+                "Error: tasks[1]: expected an object with the fields of one task, got string \"A\"",
+            ),
+            (
+                json!({"action": "create", "tasks": [{"subject": "A", "action": "update"}]}),
+                "Error: tasks[1].action: expected nothing: the call's action applies to every item, got string \"update\"",
+            ),
+            (
+                json!({"action": "create", "tasks": [{"subject": "A", "tasks": []}]}),
+                "Error: tasks[1].tasks: expected nothing: tasks do not nest, got an array",
+            ),
+            (
+                json!({"action": "create", "tasks": []}),
+                "Error: tasks: expected a non-empty array of at most 100 tasks, got an empty array",
+            ),
+            (
+                json!({"action": "create", "tasks": {"subject": "A"}}),
+                "Error: tasks: expected a non-empty array of at most 100 tasks, got an object",
+            ),
+            (
+                json!({"action": "create", "tasks": vec![json!({"subject": "x"}); 101]}),
+                "Error: tasks: expected a non-empty array of at most 100 tasks, got an array of 101 items",
+            ),
+            (
+                json!({"action": "create", "subject": "A", "tasks": [{"subject": "B"}]}),
+                "Error: tasks: a task's fields go inside its item, but subject was given beside tasks",
+            ),
+            (
+                json!({"action": "update", "status": "completed", "tasks": [{"id": 1}]}),
+                "Error: tasks: a task's fields go inside its item, but status was given beside tasks",
+            ),
+            (
+                json!({"action": "list", "tasks": [{"id": 1}]}),
+                "Error: tasks: only create and update take several tasks, not list",
+            ),
+            (
+                json!({"action": "delete", "tasks": [{"id": 1}]}),
+                "Error: tasks: only create and update take several tasks, not delete",
+            ),
+        ];
+        for (call, want) in cases {
+            let reply = match Params::from_value(&call) {
+                Ok(p) => apply(&mut s, &p),
+                Err(e) => Reply::error(e.to_string()),
+            };
+            assert_eq!(reply.text, want, "for {call}");
+            assert_eq!(
+                reply.error.as_deref(),
+                want.strip_prefix("Error: "),
+                "for {call}"
+            );
+            assert_eq!(s, before, "{call} changed the list");
+        }
+        // 100 items is the bound, not past it.
+        let text = run(
+            &mut s,
+            json!({"action": "create", "tasks": vec![json!({"subject": "x"}); 100]}),
+        );
+        assert_eq!(text.lines().count(), 100);
+        assert_eq!(text.lines().last(), Some("Created #102: x (pending)"));
+        // `tasks: null` is not given: the single call.
+        assert_eq!(
+            run(
+                &mut s,
+                json!({"action": "create", "subject": "y", "tasks": null})
+            ),
+            "Created #103: y (pending)"
+        );
     }
 
     #[test]
@@ -878,6 +1120,20 @@ mod properties {
                         "removeBlockedBy": remove, "subject": subject})
                 }),
             2 => id().prop_map(|id| json!({"action": "delete", "id": id})),
+            3 => prop::collection::vec((id(), prop::option::of(status())), 1..4)
+                .prop_map(|items| {
+                    let items: Vec<Value> = items.into_iter()
+                        .map(|(id, st)| json!({"id": id, "status": st}))
+                        .collect();
+                    json!({"action": "update", "tasks": items})
+                }),
+            2 => prop::collection::vec((text(), prop::option::weighted(0.3, ids())), 1..4)
+                .prop_map(|items| {
+                    let items: Vec<Value> = items.into_iter()
+                        .map(|(s, deps)| json!({"subject": s, "blockedBy": deps}))
+                        .collect();
+                    json!({"action": "create", "tasks": items})
+                }),
             1 => id().prop_map(|id| json!({"action": "get", "id": id})),
             1 => Just(json!({"action": "list", "includeDeleted": true})),
             1 => Just(json!({"action": "clear"})),
@@ -923,6 +1179,69 @@ mod properties {
             failure_persistence: None,
             ..ProptestConfig::default()
         })]
+
+        /// A batch does what its items do one by one when every one goes through, and
+        /// nothing at all when one does not.
+        #[test]
+        fn a_batch_is_its_items_in_order_or_nothing(
+            setup in prop::collection::vec(call(), 0..20),
+            batch in prop::collection::vec(call(), 1..5),
+        ) {
+            let mut state = State::default();
+            for c in &setup {
+                if let Ok(p) = Params::from_value(c) {
+                    apply(&mut state, &p);
+                }
+            }
+            // Items: the single creates or updates of `batch`, under the first one's action.
+            let action = if batch[0]["action"] == "create" { "create" } else { "update" };
+            let items: Vec<Value> = batch
+                .iter()
+                .filter(|c| c["action"] == action && c.get("tasks").is_none())
+                .map(|c| {
+                    let mut item = c.as_object().unwrap().clone();
+                    item.remove("action");
+                    Value::Object(item)
+                })
+                .collect();
+            prop_assume!(!items.is_empty());
+            let mut one_by_one = state.clone();
+            let mut lines = Vec::new();
+            let mut failed = None;
+            for (i, item) in items.iter().enumerate() {
+                let mut single = item.as_object().unwrap().clone();
+                single.insert("action".into(), json!(action));
+                let reply = match Params::from_value(&Value::Object(single)) {
+                    Ok(p) => apply(&mut one_by_one, &p),
+                    Err(e) => Reply::error(e.to_string()),
+                };
+                if let Some(e) = reply.error {
+                    failed = Some((i + 1, e));
+                    break;
+                }
+                lines.push(reply.text);
+            }
+            let before = state.clone();
+            let reply = match Params::from_value(&json!({"action": action, "tasks": items})) {
+                Ok(p) => apply(&mut state, &p),
+                Err(e) => Reply::error(e.to_string()),
+            };
+            match failed {
+                None => {
+                    prop_assert_eq!(reply.text, lines.join("\n"));
+                    prop_assert_eq!(&state, &one_by_one);
+                }
+                Some((n, e)) => {
+                    let error = reply.error.unwrap_or_default();
+                    // The item's own message, after its place (a field path for a schema
+                    // error, `tasks[n]: ` for the reducer's).
+                    let at = format!("tasks[{n}]");
+                    prop_assert!(error.starts_with(&at), "{} for item {}: {}", error, n, e);
+                    prop_assert!(error.ends_with(e.split_once(": ").map_or(e.as_str(), |x| x.1)) || error.ends_with(&e), "{} vs {}", error, e);
+                    prop_assert_eq!(&state, &before);
+                }
+            }
+        }
 
         #[test]
         fn random_call_sequences_keep_the_list_valid(calls in prop::collection::vec(call(), 1..60)) {

@@ -23,21 +23,42 @@ pub fn to_normal(value: Value) -> Result<Value> {
     let Value::Object(map) = value else {
         return Ok(value);
     };
+    Ok(Value::Object(normal_object(map, "")?))
+}
+
+/// One object of a strict call (the arguments, or an item of `tasks`) in the normal form;
+/// `prefix` goes before a field's name in an error (`tasks[2].`).
+fn normal_object(map: Map<String, Value>, prefix: &str) -> Result<Map<String, Value>> {
     let mut out = Map::with_capacity(map.len());
     for (key, v) in map {
         match v {
             Value::Null => {}
             Value::String(text) if key == "metadata" => {
-                if let Some(meta) = metadata(&text)? {
+                if let Some(meta) = metadata(&text, &format!("{prefix}metadata"))? {
                     out.insert(key, meta);
                 }
+            }
+            // The batch form's items are strict objects too; only at the top (items do
+            // not nest), and anything that is not an object is left for the normal checks.
+            Value::Array(items) if key == "tasks" && prefix.is_empty() => {
+                let mut normal = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    normal.push(match item {
+                        Value::Object(m) => Value::Object(normal_object(
+                            m,
+                            &format!("tasks[{}].", i.saturating_add(1)),
+                        )?),
+                        other => other,
+                    });
+                }
+                out.insert(key, Value::Array(normal));
             }
             v => {
                 out.insert(key, v);
             }
         }
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 /// A strict-form call given as JSON text, in the normal form. Text that is not JSON is
@@ -48,7 +69,7 @@ fn to_normal_text(text: &[u8]) -> Result<Value> {
 }
 
 /// The object a metadata text spells; `None` for blank text or `null`.
-fn metadata(text: &str) -> Result<Option<Value>> {
+fn metadata(text: &str, field: &str) -> Result<Option<Value>> {
     // Blank as Lua's `%s` has it: JSON's whitespace plus \v, \f.
     let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c'));
     if trimmed.is_empty() || trimmed == "null" {
@@ -63,7 +84,7 @@ fn metadata(text: &str) -> Result<Option<Value>> {
         Ok(Value::Null) => return Ok(None),
         Err(e) => format!("text that is not JSON ({e})"),
     };
-    Err(Error::input("metadata", METADATA_TEXT, got))
+    Err(Error::input(field, METADATA_TEXT, got))
 }
 
 #[cfg(test)]
@@ -110,6 +131,48 @@ mod tests {
         let normal = json!({"action": "update", "id": 2, "metadata": {"k": 1}});
         assert_eq!(to_normal(normal.clone()).unwrap(), normal);
         assert_eq!(to_normal(json!([1])).unwrap(), json!([1]));
+    }
+
+    #[test]
+    fn the_items_of_tasks_are_strict_objects_too() {
+        let got = to_normal(json!({
+            "action": "update", "id": null, "metadata": null,
+            "tasks": [
+                {"id": 1, "status": "completed", "subject": null, "metadata": null},
+                {"id": 2, "status": null, "subject": "B", "metadata": "{\"k\":null}"},
+                "not an object",
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            got,
+            json!({"action": "update", "tasks": [
+                {"id": 1, "status": "completed"},
+                {"id": 2, "subject": "B", "metadata": {"k": null}},
+                "not an object",
+            ]})
+        );
+        let err = to_normal(
+            json!({"action": "create", "tasks": [{"subject": "a"}, {"metadata": "[1]"}]}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tasks[2].metadata: expected a JSON object written as text, got an array"
+        );
+        // A strict batch runs like the normal one.
+        let mut strict = State::default();
+        let text = r#"{"action":"create","subject":null,"tasks":[{"subject":"a","id":null,"metadata":"{\"x\":1}"},{"subject":"b","blockedBy":[1],"metadata":""}]}"#;
+        let out = strict_call(&mut strict, text);
+        assert_eq!(
+            out["content"][0]["text"],
+            "Created #1: a (pending)\nCreated #2: b (pending)"
+        );
+        assert_eq!(
+            strict.tasks[0].metadata,
+            Some(json!({"x": 1}).as_object().unwrap().clone())
+        );
+        assert_eq!(strict.tasks[1].blocked_by(), &[1]);
     }
 
     #[test]

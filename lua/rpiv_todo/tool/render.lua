@@ -49,7 +49,8 @@ function H.find(state, id)
   return nil
 end
 
----One line describing a call before it runs: action glyph, action, `#id`, subject, target status.
+---One line describing a call before it runs: action glyph, action, `#id`, subject, target status
+---(for a batch, `×` and the number of tasks).
 ---The model wrote `args`, so any shape is tolerated.
 ---@param args any the call's arguments (a table)
 ---@param state? rpiv_todo.State the list before the call, to name the task an id refers to
@@ -62,6 +63,11 @@ function M.render_call(args, state)
   local parts = { M.action_glyphs[action] or "?", " ", H.text(action) }
   if type(args.id) == "number" then
     parts[#parts + 1] = " #" .. H.num(args.id)
+  end
+  if type(args.tasks) == "table" and #args.tasks > 0 then
+    -- A batch: how many tasks, not one task's subject.
+    parts[#parts + 1] = " ×" .. #args.tasks
+    return table.concat(parts)
   end
   local subject = args.subject
   if type(subject) ~= "string" then
@@ -96,6 +102,12 @@ function M.render_result(result)
   if action == "create" and type(details.nextId) == "number" then
     id = details.nextId - 1
   end
+  local content = result.content
+  local first = type(content) == "table" and content[1] or nil
+  if type(params.tasks) == "table" and type(first) == "table" and type(first.text) == "string" then
+    -- A batch: its reply, one line per change, on one line.
+    return H.text((first.text:gsub("\n", "; ")))
+  end
   local task = H.find(details, id)
   if task then
     return (H.status(task.status) or "?") .. " #" .. H.num(task.id) .. " " .. H.text(task.subject)
@@ -108,8 +120,6 @@ function M.render_result(result)
     end
     return command.header(counts)
   end
-  local content = result.content
-  local first = type(content) == "table" and content[1] or nil
   return H.text(type(first) == "table" and first.text or "")
 end
 
