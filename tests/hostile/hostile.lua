@@ -37,6 +37,7 @@ local FIELDS = {
   "removeBlockedBy",
   "metadata",
   "includeDeleted",
+  "tasks",
   "extra",
 }
 
@@ -136,6 +137,19 @@ local function params()
   end
   if rand(5) == 1 then
     p.addBlockedBy = { rand(30) }
+  end
+  if rand(6) == 1 then
+    -- A batch (`tasks`): mostly well-formed items, some hostile ones, the call's own
+    -- fields usually moved into the items.
+    local items = {}
+    for i = 1, rand(4) do
+      items[i] = rand(8) == 1 and value(0)
+        or { subject = "task " .. rand(50), id = rand(30), status = rand(2) == 1 and pick(STATUSES) or nil }
+    end
+    p.tasks = items
+    if rand(4) ~= 1 then
+      p.subject, p.id, p.status, p.addBlockedBy = nil, nil, nil, nil
+    end
   end
   for _ = 1, rand(3) - 1 do
     p[pick(FIELDS)] = value(0)
