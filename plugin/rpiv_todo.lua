@@ -11,6 +11,18 @@
 -- shows the errors of failing session listeners with vim.notify (once per listener and
 -- message). rpiv_todo.session is plain Lua and loads no native code.
 
+-- What the editor adds to `require("rpiv_todo").setup()`: its options and its setup step.
+-- The plain layer asks rpiv_todo.host for them and never requires the editor's modules.
+-- Registered at every sourcing (a host that reloaded rpiv_todo.host sources it again).
+require("rpiv_todo.host").register_editor({
+  options = function()
+    return require("rpiv_todo.nvim.options")
+  end,
+  configure = function(opts)
+    require("rpiv_todo.nvim.setup").configure(opts)
+  end,
+})
+
 if vim.g.loaded_rpiv_todo == 1 then
   return
 end

@@ -13,6 +13,9 @@
 --   host.null()                       the JSON null of the host (vim.NIL), or nil
 --   host.on_user_event(group, patterns, fn)   fn(data) on `User <pattern>` autocommands
 --   host.buf_valid(bufnr)             is that buffer still there (true elsewhere)
+--   host.register_editor(part)        what the editor adds to setup(): plugin/rpiv_todo.lua
+--   host.editor_part()                 calls it when it loads; the plain layer asks for it here
+--                                     and never requires the editor's modules itself
 
 local M = {}
 local H = {}
@@ -116,6 +119,32 @@ function M.on_user_event(group, patterns, fn)
     end,
   })
   return true
+end
+
+-- What the editor registered: { options = fun(): table, configure = fun(opts) }, or nil.
+H.editor_part = nil
+
+---The editor's part of `setup()`, registered by plugin/rpiv_todo.lua when Neovim loads the
+---plugin: `options()` gives its options module (their checks and defaults), `configure(opts)`
+---applies them. The plain modules never require the editor's modules; they ask here.
+---@param part { options: fun(): table, configure: fun(opts: table) }
+function M.register_editor(part)
+  H.editor_part = part
+end
+
+---The editor's part of `setup()` (see `register_editor`), or nil outside Neovim. A config
+---that calls setup() before Neovim sourced the plugin file (init.lua runs first for a
+---start package) has it sourced now.
+---@return { options: fun(): table, configure: fun(opts: table) }|nil
+function M.editor_part()
+  local v = H.vim()
+  if v == nil then
+    return nil
+  end
+  if H.editor_part == nil then
+    pcall(v.cmd, "runtime plugin/rpiv_todo.lua")
+  end
+  return H.editor_part
 end
 
 ---Is buffer `bufnr` still there? True outside Neovim (nothing closes there).

@@ -99,13 +99,12 @@ function H.has_other_keys(opts, names)
   return false
 end
 
----The editor's options module (rpiv_todo.nvim.options) inside Neovim, else nil.
+---The editor's options module inside Neovim (what plugin/rpiv_todo.lua registered with
+---rpiv_todo.host), else nil.
 ---@return table|nil
 function H.editor_options()
-  if not require("rpiv_todo.host").editor() then
-    return nil
-  end
-  return require("rpiv_todo.nvim.options")
+  local part = require("rpiv_todo.host").editor_part()
+  return part ~= nil and part.options() or nil
 end
 
 ---Configures the tool and, in Neovim, the editor: every key is optional; a wrong type,
@@ -146,7 +145,7 @@ function M.setup(opts)
   -- The editor's part, when one of its options was given (absent ones go back to their
   -- defaults): the panel comes at once.
   if editor_opts ~= nil then
-    require("rpiv_todo.nvim.setup").configure(editor_opts)
+    require("rpiv_todo.host").editor_part().configure(editor_opts)
   end
   if first_err ~= nil then
     error(first_err, 0)

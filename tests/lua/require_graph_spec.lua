@@ -383,6 +383,52 @@ T.test("no adapter requires the Neovim front end", function()
   T.eq(table.concat(bad, "\n"), "", "adapters requiring the front end")
 end)
 
+T.test("no plain module reaches the editor's modules, not even through others", function()
+  -- The editor's side: nvim/, the adapters (front ends in their own right), health.lua and
+  -- the installer. Everything else is plain, and so is all it requires, transitively.
+  local function editor_side(name)
+    return name:find("^rpiv_todo%.nvim") ~= nil
+      or name:find("^rpiv_todo%.adapters%.") ~= nil
+      or name == "rpiv_todo.health"
+      or name:find("^rpiv_todo%.install") ~= nil
+  end
+  local bad = {}
+  for name in pairs(graph) do
+    if not editor_side(name) then
+      local seen, stack = {}, { name }
+      while #stack > 0 do
+        local n = table.remove(stack)
+        for _, w in ipairs(graph[n].requires) do
+          if not seen[w] then
+            seen[w] = n
+            stack[#stack + 1] = w
+          end
+        end
+      end
+      for w, via in pairs(seen) do
+        if w:find("^rpiv_todo%.nvim") then
+          bad[#bad + 1] = name .. " -> ... -> " .. via .. " -> " .. w
+        end
+      end
+    end
+  end
+  table.sort(bad)
+  T.eq(#bad == 0 and "" or bad[1] .. " (and " .. (#bad - 1) .. " more)", "", "plain modules reaching rpiv_todo.nvim*")
+  -- An adapter reaches the plain layer only: requiring rpiv_todo brings no editor module.
+  local seen, stack = {}, { "rpiv_todo.adapters.codecompanion" }
+  local count = 0
+  while #stack > 0 do
+    local n = table.remove(stack)
+    for _, w in ipairs(graph[n].requires) do
+      if not seen[w] then
+        seen[w], count = true, count + 1
+        stack[#stack + 1] = w
+      end
+    end
+  end
+  T.ok(count < 40, "codecompanion's adapter reaches " .. count .. " modules")
+end)
+
 -- The status machine has one owner, the core (`Status::can_move_to`, exported as
 -- `core.newer` for compaction): a Lua table of transitions, a status keyed to a table of
 -- statuses (`completed = { completed = true, deleted = true }`), is a second copy.

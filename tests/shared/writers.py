@@ -49,6 +49,18 @@ ARGS = None
 FAILURES = []
 
 
+NOTE = re.compile(r"\n(\((?:Changed by others since your last call: |The list was changed by another program).*\))$",
+                  re.S)
+
+
+def split_note(text):
+    """A reply's own text and the note about other writers' changes that ends it (or None)."""
+    m = NOTE.search(text)
+    if m is None:
+        return text, None
+    return text[:m.start()], m.group(1)
+
+
 def fail(message):
     FAILURES.append(message)
     print("FAIL: " + message, flush=True)
@@ -96,7 +108,8 @@ class Worker:
         if not line:
             raise EOFError(self.proc.stderr.read().decode(errors="replace"))
         result = json.loads(line)
-        return result["content"][0]["text"], result["details"].get("error") is not None
+        text, self.note = split_note(result["content"][0]["text"])
+        return text, result["details"].get("error") is not None
 
     def call(self, params):
         self.send(params)
@@ -141,7 +154,8 @@ class Server:
 
     def call(self, params):
         result = self.rpc("tools/call", {"name": "todo", "arguments": params})["result"]
-        return result["content"][0]["text"], bool(result.get("isError"))
+        text, self.note = split_note(result["content"][0]["text"])
+        return text, bool(result.get("isError"))
 
     def close(self):
         self.proc.stdin.close()
@@ -281,7 +295,7 @@ def nvim_replies(proc, out, tag, ledger):
     subjects = {}
     dones = 0
     for r in replies:
-        text = r["text"]
+        text, _ = split_note(r["text"])
         error = not (CREATED.match(text) or UPDATED.match(text))
         m = CREATED.match(text)
         if m:
@@ -411,6 +425,9 @@ def case_interleave():
                 check(got == want, f"{label}: file holds {got}")
                 check(ta == "Created #4: from A (pending)" and tb == "Created #5: from B (pending)",
                       f"{label}: replies {ta!r}, {tb!r}")
+                # B, which waited for A, is told of A's task; A of nothing yet.
+                check(b.note == '(Changed by others since your last call: #4 "from A" added by '
+                      'another program.)' and a.note is None, f"{label}: notes {a.note!r}, {b.note!r}")
             elif action == "update":
                 check(tasks[1]["status"] == "in_progress" and tasks[2]["status"] == "in_progress",
                       f"{label}: statuses {tasks[1]['status']}, {tasks[2]['status']}")
@@ -418,8 +435,11 @@ def case_interleave():
                 check(tasks[1]["status"] == "deleted" and tasks[3]["status"] == "deleted",
                       f"{label}: statuses {tasks[1]['status']}, {tasks[3]['status']}")
             la, _ = a.call({"action": "list"})
+            a_note = a.note
             lb, _ = b.call({"action": "list"})
             check(la == lb, f"{label}: the two processes' next list differ:\n{la}\n{lb}")
+            # A's next call names B's change, once; B has nothing new.
+            check(a_note is not None and b.note is None, f"{label}: next notes {a_note!r}, {b.note!r}")
             print(f"  {label}: both changes in the file and in both lists", flush=True)
             a.close()
             b.close()
@@ -465,22 +485,29 @@ def case_odd():
     print(f"  a lock held by a hung process: refused in-band after {waited * 1000:.0f} ms", flush=True)
     shutil.rmtree(base)
 
-    # A same-size change with its mtime restored is seen.
+    # A same-size change with its mtime restored is seen: another program rewrites the file
+    # in place (same inode), the subject and the generation changed, the size the same.
     base, state, project = fresh()
-    a, b = Worker(state, project), Worker(state, project)
+    a = Worker(state, project)
     a.call({"action": "create", "subject": "aaaa"})
-    b.call({"action": "list"})
     path = list_file(state, project)
     before = os.stat(path)
-    b.call({"action": "update", "id": 1, "subject": "bbbb"})
+    with open(path, "rb") as f:
+        text = f.read()
+    gen = re.search(rb'"generation":(\d+)', text).group(1)
+    nxt = str(int(gen) + 1).encode()
+    if len(nxt) != len(gen):
+        nxt = str(int(gen) - 1).encode()
+    text = text.replace(b'"aaaa"', b'"bbbb"').replace(b'"generation":' + gen, b'"generation":' + nxt, 1)
+    with open(path, "r+b") as f:
+        f.write(text)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = os.stat(path)
-    check(after.st_size == before.st_size and after.st_mtime_ns == before.st_mtime_ns,
-          "same size and mtime")
+    check(after.st_size == before.st_size and after.st_mtime_ns == before.st_mtime_ns
+          and after.st_ino == before.st_ino, "same size, mtime and inode")
     text, _ = a.call({"action": "get", "id": 1})
     check("bbbb" in text, f"same-size change: a reads {text!r}")
     a.close()
-    b.close()
     print("  a same-size change with its mtime restored: seen", flush=True)
     shutil.rmtree(base)
 
