@@ -206,10 +206,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "rpiv_todo_mcp-list-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("rpiv_todo_mcp-list-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -244,11 +242,11 @@ mod tests {
                 .eval()
                 .unwrap();
             let bind = |path: &PathBuf| -> rpiv_todo::mlua::AnyUserData {
-                let list: rpiv_todo::mlua::AnyUserData =
-                    core.get::<rpiv_todo::mlua::Function>("list")
-                        .unwrap()
-                        .call(())
-                        .unwrap();
+                let list: rpiv_todo::mlua::AnyUserData = core
+                    .get::<rpiv_todo::mlua::Function>("list")
+                    .unwrap()
+                    .call(())
+                    .unwrap();
                 lua.load("local l, p = ...; l:bind(p, { wait_ms = 2000 }); l:sync()")
                     .call::<()>((list.clone(), path.to_str().unwrap()))
                     .unwrap();
@@ -331,7 +329,10 @@ mod tests {
         );
         let saved: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(saved["tasks"], serde_json::json!([]));
-        let got = list.call(&serde_json::json!({"action": "create", "subject": "x"}), &|| false);
+        let got = list.call(
+            &serde_json::json!({"action": "create", "subject": "x"}),
+            &|| false,
+        );
         assert_eq!(
             serde_json::to_value(&got).unwrap()["content"][0]["text"],
             "Created #1: x (pending)"

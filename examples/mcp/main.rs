@@ -355,7 +355,10 @@ impl ServerHandler for Server {
         };
         let stopped = || ErrorData::internal_error("the list's thread has stopped", None);
         self.jobs.send(job).map_err(|_| stopped())?;
-        result.await.map(CallToolResponse::from).map_err(|_| stopped())
+        result
+            .await
+            .map(CallToolResponse::from)
+            .map_err(|_| stopped())
     }
 }
 
@@ -406,12 +409,22 @@ fn protocol_channel() -> Result<(std::fs::File, std::fs::File)> {
     Ok((input.into(), output.into()))
 }
 
+/// The state directory, made when missing (with its missing parents) readable by the user
+/// alone, 0700: the list files' names spell out project paths. Named by its absolute path,
+/// as Neovim names it.
+fn make_state_dir(dir: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::canonicalize(dir)
+}
+
 fn serve(opts: Options) -> Result<()> {
     let (input, output) = protocol_channel()?;
     let state_dir = opts.state_dir.unwrap_or_else(default_state_dir);
-    // Made when missing, and named by its absolute path, as Neovim names it.
-    let state_dir = std::fs::create_dir_all(&state_dir)
-        .and_then(|()| std::fs::canonicalize(&state_dir))
+    let state_dir = make_state_dir(&state_dir)
         .map_err(|e| format!("--state-dir {}: {e}", state_dir.display()))?;
     let config = opts
         .config
@@ -584,6 +597,20 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_new_state_directory_is_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("rpiv_todo_mcp-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let made = make_state_dir(&base.join("a/b")).unwrap();
+        assert!(made.is_absolute() && made.ends_with("a/b"));
+        for dir in [base.join("a"), base.join("a/b")] {
+            let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", dir.display());
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -202,7 +202,6 @@ impl Reader {
         line.push(b'\n');
         let _ = self.out.send(Out::Line(line));
     }
-
 }
 
 /// Read one line into `line` (without its newline). `Some(true)`: a line; `Some(false)`:
@@ -392,7 +391,10 @@ mod tests {
             (&b"{"[..], -32700),
             (b"\xff\xfe{}", -32700),
             (b"[]", -32600),
-            (b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", -32600),
+            (
+                b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+                -32600,
+            ),
             (b"42", -32600),
         ] {
             let got = refused(line);
@@ -410,7 +412,10 @@ mod tests {
     fn a_call_without_a_name_or_with_bad_arguments_is_invalid_params() {
         for (params, want) in [
             (json!({}), "Invalid params: name: missing (the tool's name)"),
-            (json!({"name": 3}), "Invalid params: name: expected a string"),
+            (
+                json!({"name": 3}),
+                "Invalid params: name: expected a string",
+            ),
             (
                 json!({"name": "todo", "arguments": [1]}),
                 "Invalid params: arguments: expected an object, got an array",
@@ -420,14 +425,19 @@ mod tests {
                 "Invalid params: arguments: expected an object, got a string",
             ),
         ] {
-            let line = json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": params});
+            let line =
+                json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": params});
             let got = refused(line.to_string().as_bytes());
             assert_eq!(got["error"]["code"], -32602, "{got}");
             assert_eq!(got["error"]["message"], want);
             assert_eq!(got["id"], "a");
         }
-        let line = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "todo"}});
-        assert!(matches!(classify(line.to_string().as_bytes()), Line::Message(..)));
+        let line =
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "todo"}});
+        assert!(matches!(
+            classify(line.to_string().as_bytes()),
+            Line::Message(..)
+        ));
         assert!(matches!(classify(b"  \r"), Line::Skip));
         // A notification is never answered, not even when it is malformed.
         assert!(matches!(

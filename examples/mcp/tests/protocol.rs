@@ -147,7 +147,9 @@ impl Server {
 }
 
 fn text(reply: &Value) -> &str {
-    reply["result"]["content"][0]["text"].as_str().unwrap_or_default()
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -162,13 +164,22 @@ fn what_a_config_prints_goes_to_stderr_never_stdout() {
     let mut server = Server::start(&dir, &[]);
     let init = server.initialize("2025-11-25");
     assert_eq!(init["result"]["serverInfo"]["name"], "rpiv_todo");
-    let reply = server.request(1, "tools/call", Server::call(1, json!({"action": "list"}))["params"].clone());
+    let reply = server.request(
+        1,
+        "tools/call",
+        Server::call(1, json!({"action": "list"}))["params"].clone(),
+    );
     assert_eq!(text(&reply), "No tasks");
     // Every line on stdout is a message (finish and recv parse each one).
     let (rest, ok, stderr) = server.finish();
     assert_eq!(rest, Vec::<Value>::new());
     assert!(ok);
-    for want in ["from print", "from io.write", "from io.stdout", "from a command"] {
+    for want in [
+        "from print",
+        "from io.write",
+        "from io.stdout",
+        "from a command",
+    ] {
         assert!(stderr.contains(want), "{want:?} not on stderr: {stderr:?}");
     }
 }
@@ -178,7 +189,11 @@ fn a_ping_is_answered_and_a_cancellation_heard_while_a_call_waits_for_the_lock()
     let dir = scratch("lock");
     let mut server = Server::start(&dir, &[]);
     server.initialize("2025-11-25");
-    let created = server.request(1, "tools/call", json!({"name": "todo", "arguments": {"action": "create", "subject": "first"}}));
+    let created = server.request(
+        1,
+        "tools/call",
+        json!({"name": "todo", "arguments": {"action": "create", "subject": "first"}}),
+    );
     assert_eq!(text(&created), "Created #1: first (pending)");
     // Another process (this test) holds the list's lock.
     let list = server.list_file();
@@ -193,24 +208,40 @@ fn a_ping_is_answered_and_a_cancellation_heard_while_a_call_waits_for_the_lock()
         .open(list.with_file_name(name))
         .unwrap();
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
-    server.send(Server::call(2, json!({"action": "create", "subject": "cancelled"})));
+    server.send(Server::call(
+        2,
+        json!({"action": "create", "subject": "cancelled"}),
+    ));
     // The call waits for the lock; the ping is answered first.
     server.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     let reply = server.recv();
     assert_eq!(reply["id"], 3, "{reply}");
     assert_eq!(reply["result"], json!({}));
-    server.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                       "params": {"requestId": 2, "reason": "the user stopped it"}}));
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": 2, "reason": "the user stopped it"}}),
+    );
     let reply = server.request(4, "ping", json!({}));
     assert_eq!(reply["result"], json!({}));
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::Unlock).unwrap();
     // The cancelled call wrote nothing and got no reply: the next reply is the next call's.
-    let listed = server.request(5, "tools/call", json!({"name": "todo", "arguments": {"action": "list"}}));
+    let listed = server.request(
+        5,
+        "tools/call",
+        json!({"name": "todo", "arguments": {"action": "list"}}),
+    );
     assert!(text(&listed).contains("[pending] #1 first"), "{listed}");
     assert!(!text(&listed).contains("cancelled"), "{listed}");
     let saved = std::fs::read_to_string(&list).unwrap();
-    assert!(saved.contains("first") && !saved.contains("cancelled"), "{saved}");
-    let created = server.request(6, "tools/call", json!({"name": "todo", "arguments": {"action": "create", "subject": "second"}}));
+    assert!(
+        saved.contains("first") && !saved.contains("cancelled"),
+        "{saved}"
+    );
+    let created = server.request(
+        6,
+        "tools/call",
+        json!({"name": "todo", "arguments": {"action": "create", "subject": "second"}}),
+    );
     assert_eq!(text(&created), "Created #2: second (pending)");
     let (rest, ok, stderr) = server.finish();
     assert_eq!((rest, ok, stderr.as_str()), (vec![], true, ""));
@@ -255,7 +286,10 @@ fn protocol_errors_get_their_codes_and_the_server_goes_on() {
         (b"\xff\xfe\n", -32700),
         (deep.as_bytes(), -32700),
         (&long, -32700),
-        (b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n", -32600),
+        (
+            b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
+            -32600,
+        ),
         (b"[]\n", -32600),
     ];
     for (i, (line, code)) in lines.iter().enumerate() {
@@ -270,7 +304,10 @@ fn protocol_errors_get_their_codes_and_the_server_goes_on() {
     for (id, params) in [
         (10, json!({"arguments": {"action": "list"}})),
         (11, json!({"name": "todo", "arguments": [1, 2]})),
-        (12, json!({"name": "todo", "arguments": "{\"action\":\"list\"}"})),
+        (
+            12,
+            json!({"name": "todo", "arguments": "{\"action\":\"list\"}"}),
+        ),
     ] {
         let reply = server.request(id, "tools/call", params);
         assert_eq!(reply["error"]["code"], -32602, "{reply}");
@@ -288,7 +325,11 @@ fn protocol_errors_get_their_codes_and_the_server_goes_on() {
     );
     assert_eq!(reply["result"].get("nextCursor"), None);
     // A model's malformed arguments are the tool's in-band error, not the protocol's.
-    let reply = server.request(15, "tools/call", json!({"name": "todo", "arguments": {"action": "create"}}));
+    let reply = server.request(
+        15,
+        "tools/call",
+        json!({"name": "todo", "arguments": {"action": "create"}}),
+    );
     assert_eq!(reply["result"]["isError"], true, "{reply}");
     assert!(text(&reply).starts_with("Error: "), "{reply}");
     let (rest, ok, stderr) = server.finish();
