@@ -665,6 +665,34 @@ end)
 -- Agent Client Protocol
 -- ---------------------------------------------------------------------------
 
+T.test("acp.follow sends the plan whenever the list changes, whoever changed it, and only then", function()
+  local sent = {}
+  local id = "acp-follow"
+  local stop = acp.follow("sess_follow", id, function(method, params)
+    sent[#sent + 1] = { method = method, params = params }
+  end)
+  local s = todo.session(id)
+  s:execute({ action = "create", subject = "Write the parser" })
+  s:execute({ action = "update", id = 1, status = "in_progress" }, "user")
+  s:execute({ action = "list" })
+  s:execute({ action = "update", id = 1, status = "in_progress" })
+  todo.session("another"):execute({ action = "create", subject = "Elsewhere" })
+  T.eq(#sent, 2, "the agent's create and the user's start; a list, a no-op and another session send nothing")
+  T.eq(sent[1].method, "session/update", "method")
+  T.eq(sent[2].params.sessionId, "sess_follow", "the ACP session")
+  T.same(
+    sent[2].params.update.entries,
+    { { content = "Write the parser", priority = "medium", status = "in_progress" } },
+    "the user's change, in the plan"
+  )
+  stop()
+  s:execute({ action = "update", id = 1, status = "completed" }, "user")
+  T.eq(#sent, 2, "stopped")
+  T.raises(function()
+    acp.follow("sess", id, "not a function")
+  end, "(rpiv_todo) acp: send: expected a function(method, params)", "send checked")
+end)
+
 T.test("acp plan lists live tasks as entries in id order, tombstones left out", function()
   local s = todo.session("default")
   s:execute({ action = "create", subject = "Read the spec" })

@@ -101,6 +101,51 @@ function M.notification(session_id, source, opts)
   return { sessionId = session_id, update = M.plan(source, opts) }
 end
 
+-- Session events after which the plan may differ.
+H.CHANGES = { executed = true, replayed = true, loaded = true, reloaded = true }
+
+---Send session {id}'s plan to the ACP client whenever its list changes, whoever changed it:
+---the agent's own calls, the user's `:Todos` edits, another program's write to the list
+---file (`reloaded`), a replay. `send(method, params)` is your connection's way of sending a
+---notification; it is called with `"session/update"` and the params of `notification`, only
+---when the plan differs from the last one sent. Returns a function that stops it.
+---@param session_id string the ACP session id
+---@param id string the rpiv_todo session
+---@param send fun(method: string, params: table)
+---@param opts? rpiv_todo.AcpOptions
+---@return fun() stop
+function M.follow(session_id, id, send, opts)
+  if type(send) ~= "function" then
+    error("(rpiv_todo) acp: send: expected a function(method, params)", 0)
+  end
+  H.options(opts)
+  M.notification(session_id, { tasks = {} }) -- checks the id now, not at the first change
+  local sessions = require("rpiv_todo.session")
+  local last = nil
+  return sessions.listen(function(event, which, session)
+    if which ~= id or not H.CHANGES[event] then
+      return
+    end
+    local params = M.notification(session_id, session or sessions.get(id), opts)
+    local key = H.key(params.update.entries)
+    if key ~= last then
+      last = key
+      send("session/update", params)
+    end
+  end)
+end
+
+---A plan's entries as one string, to tell a changed plan from the last one sent.
+---@param entries table[]
+---@return string
+function H.key(entries)
+  local parts = {}
+  for i, e in ipairs(entries) do
+    parts[i] = e.status .. "\0" .. e.priority .. "\0" .. e.content
+  end
+  return table.concat(parts, "\1")
+end
+
 ---@helptext rpiv_todo-adapters-acp verbatim
 --- Agent Client Protocol                                 *rpiv_todo-adapters-acp*
 --- >
@@ -111,5 +156,11 @@ end
 ---     sends the list as a `plan` update (`send_notification` stands for your
 ---     ACP connection's way of sending one): one entry `{ content, priority,
 ---     status }` per pending, in-progress or completed task.
+--- >
+---     local stop = acp.follow(acp_session_id, id, send_notification)
+--- <
+---     sends it whenever the list changes, whoever changed it (the agent, the
+---     user's |:Todos| edits, another program's write to the list file), and
+---     only when the plan differs from the last one sent.
 
 return M
