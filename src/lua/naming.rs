@@ -73,6 +73,7 @@ pub(super) fn register(lua: &Lua, core: &Table) -> mlua::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::arithmetic_side_effects)] // test bookkeeping on small numbers
 mod tests {
     use mlua::{Function, Lua, Table};
 
@@ -135,8 +136,8 @@ mod tests {
                 lua.create_string(&id).unwrap(),
             );
             let want = crate::naming::file_name(&key, &id);
-            let lua_name: mlua::String = f(&plain, "file_name").call((&k, &i)).unwrap();
-            let core_name: mlua::String = f(&core, "file_name").call((&k, &i)).unwrap();
+            let lua_name: mlua::LuaString = f(&plain, "file_name").call((&k, &i)).unwrap();
+            let core_name: mlua::LuaString = f(&core, "file_name").call((&k, &i)).unwrap();
             assert_eq!(lua_name.as_bytes().as_ref(), want.as_bytes(), "case {case}");
             assert_eq!(
                 core_name.as_bytes().as_ref(),
@@ -145,24 +146,24 @@ mod tests {
             );
             hashed.0 += usize::from(want.starts_with('~'));
             hashed.1 += usize::from(want.contains("@~"));
-            let lua_prefix: mlua::String = f(&plain, "key_prefix").call(&k).unwrap();
-            let core_prefix: mlua::String = f(&core, "key_prefix").call(&k).unwrap();
+            let lua_prefix: mlua::LuaString = f(&plain, "key_prefix").call(&k).unwrap();
+            let core_prefix: mlua::LuaString = f(&core, "key_prefix").call(&k).unwrap();
             assert_eq!(lua_prefix.as_bytes(), core_prefix.as_bytes(), "case {case}");
             // Read back: the names written, and random text.
             let other = rng.text();
             for name in [want.as_bytes(), &other[..]] {
                 let n = lua.create_string(name).unwrap();
                 let a: (
-                    Option<mlua::String>,
-                    Option<mlua::String>,
-                    Option<mlua::String>,
+                    Option<mlua::LuaString>,
+                    Option<mlua::LuaString>,
+                    Option<mlua::LuaString>,
                 ) = f(&plain, "parse_name").call(&n).unwrap();
                 let b: (
-                    Option<mlua::String>,
-                    Option<mlua::String>,
-                    Option<mlua::String>,
+                    Option<mlua::LuaString>,
+                    Option<mlua::LuaString>,
+                    Option<mlua::LuaString>,
                 ) = f(&core, "parse_name").call(&n).unwrap();
-                let bytes = |v: &Option<mlua::String>| v.as_ref().map(|s| s.as_bytes().to_vec());
+                let bytes = |v: &Option<mlua::LuaString>| v.as_ref().map(|s| s.as_bytes().to_vec());
                 assert_eq!(
                     (bytes(&a.0), bytes(&a.1), bytes(&a.2)),
                     (bytes(&b.0), bytes(&b.1), bytes(&b.2)),
@@ -170,7 +171,7 @@ mod tests {
                     String::from_utf8_lossy(name)
                 );
             }
-            let read: (mlua::Value, mlua::Value, Option<mlua::String>) = f(&core, "parse_name")
+            let read: (mlua::Value, mlua::Value, Option<mlua::LuaString>) = f(&core, "parse_name")
                 .call(lua.create_string(want.as_bytes()).unwrap())
                 .unwrap();
             if !want.contains("@~") && !key.is_empty() && !id.is_empty() && key[0] != b'.' {
