@@ -17,6 +17,8 @@
 #   scripts/bench.sh --front-end                  (those rows only)
 #   scripts/bench.sh --instructions               (bench.lua's rows in instructions, callgrind;
 #                                                  with RPIV_BENCH_BASE, against that revision)
+#   scripts/bench.sh --tokens                     (the tool's text, replies and re-injected text
+#                                                  in tokens, before and after; token_counts below)
 #
 # The anchor (todo.lua, overlay.lua) is read from $RPIV_ANCHOR, default ../shared/bench/anchor
 # beside the repository; without it the comparison is skipped (said so) and the module's
@@ -120,6 +122,43 @@ instructions_all() {
     return 0
 }
 
+# The token bench (bench/tokens.mjs): what the tool's definition, a scripted session's
+# calls and replies, and the re-injected texts cost in tokens, counted offline with
+# @anthropic-ai/tokenizer and o200k_base (gpt-tokenizer), installed from npm into
+# $RPIV_BENCH_NPM (default ~/.cache/rpiv_todo/bench-npm) on first use; ours at
+# RPIV_BENCH_BASE (default acfa93d, before issue 39) and in this tree, beside the agents' own
+# lists read out of the pinned agents in $RPIV_CLI_CACHE (scripts/setup-dev.sh installs them).
+token_counts() {
+    local npm_dir=${RPIV_BENCH_NPM:-$HOME/.cache/rpiv_todo/bench-npm} base=${RPIV_BENCH_BASE:-acfa93d}
+    local module_dir="${CARGO_TARGET_DIR:-$ROOT/target}/bench-tokens" work
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        echo "token bench skipped: node and npm are needed (scripts/setup-dev.sh installs them)"
+        return 0
+    fi
+    if [[ ! -d $npm_dir/node_modules/@anthropic-ai/tokenizer || ! -d $npm_dir/node_modules/gpt-tokenizer ]]; then
+        echo "token bench: installing @anthropic-ai/tokenizer@0.0.4 and gpt-tokenizer@4.0.0 into $npm_dir"
+        mkdir -p "$npm_dir"
+        npm install --no-audit --no-fund --prefix "$npm_dir" @anthropic-ai/tokenizer@0.0.4 gpt-tokenizer@4.0.0 >/dev/null
+    fi
+    scripts/build-module.sh lua54 "$module_dir/rpiv_todo/core.so" >/dev/null
+    work=$(mktemp -d)
+    mkdir -p "$work/base"
+    git -C "$ROOT" archive "$base" lua | tar -x -C "$work/base"
+    for tree in base this; do
+        local lua_dir="$ROOT/lua"
+        [[ $tree == base ]] && lua_dir="$work/base/lua"
+        LUA_PATH="$lua_dir/?.lua;$lua_dir/?/init.lua;;" LUA_CPATH="$module_dir/?.so;;" \
+            lua5.4 "$ROOT/bench/tokens.lua" >"$work/$tree.json"
+    done
+    node "$ROOT/bench/tokens_builtin.mjs" "${RPIV_CLI_CACHE:-$HOME/.cache/rpiv_todo/terminal-clis}" >"$work/builtin.json"
+    node "$ROOT/bench/tokens.mjs" "$npm_dir" "$base" "$work/base.json" "$work/this.json" "$work/builtin.json"
+    rm -rf "$work"
+}
+
+if [[ ${1:-} == --tokens ]]; then
+    token_counts
+    exit 0
+fi
 if [[ ${1:-} == --instructions ]]; then
     instructions_all
     exit 0
@@ -170,3 +209,6 @@ fi
 
 # Startup: `nvim --startuptime`, best of 10, with and without the plugin (README's setup({})).
 scripts/bench-startup.sh 10
+
+# The token bench (token_counts above).
+token_counts
