@@ -23,6 +23,7 @@ local options = require("rpiv_todo.nvim.options")
 local keys = require("rpiv_todo.nvim.keys")
 local locale = require("rpiv_todo.nvim.locale")
 local listing = require("rpiv_todo.nvim.listing")
+local shown = require("rpiv_todo.nvim.shown")
 
 -- The editor options in force (rpiv_todo.nvim.options).
 M.config = options.config
@@ -33,9 +34,6 @@ M.key_notation = keys.key_notation
 H.attached = false
 H.ov = nil -- the live overlay (rpiv_todo.overlay.new)
 H.reported = false -- a paint failure was already reported
-H.pinned = nil -- the session the host pinned; nil: follow the latest tool call
-H.last_call = nil -- the session of the latest tool call
-H.switching = false -- this module is moving the foreground (not a host pin)
 H.user_hidden = false -- :Todos hide
 
 ---@return table
@@ -156,7 +154,8 @@ function M.detach()
   end
   pcall(vim.api.nvim_del_augroup_by_name, H.augroup)
   keys.unmap()
-  H.pinned, H.last_call, H.user_hidden = nil, nil, false
+  shown.reset()
+  H.user_hidden = false
   H.lives = {}
 end
 
@@ -166,7 +165,6 @@ end
 ---@param event string
 ---@param id string|nil
 function M.session_event(event, id)
-  local session = H.session()
   if event == "chat" then
     H.follow_window()
     return
@@ -175,32 +173,17 @@ function M.session_event(event, id)
     M.request_paint()
     return
   elseif event == "executed" then
-    H.last_call = id
-    local want = H.window_session() or id
-    local switched = false
-    if H.pinned == nil and want ~= session.foreground_id() then
-      -- The "foreground" event this emits does not paint: this paints once, below.
-      H.switching = true
-      local ok, err = pcall(session.foreground, want)
-      H.switching = false
-      if not ok then
-        error(err, 0)
-      end
-      switched = true
-    end
-    if switched or id == session.foreground_id() then
+    if shown.executed(id) then
       M.request_paint()
     end
     return
   elseif event == "foreground" then
-    if H.switching then
-      return -- this module moves the foreground and paints itself
+    if shown.foreground_event(id) then
+      M.request_paint()
     end
-    H.pinned = id -- a host chose it through require("rpiv_todo").foreground(id)
-    M.request_paint()
     return
   end
-  if id == session.foreground_id() then
+  if id == H.session().foreground_id() then
     M.request_paint()
   end
 end
@@ -218,38 +201,9 @@ function H.turn_started(id)
   end
 end
 
--- The session of the chat in the current buffer, as the chat front ends last said:
--- { buf = bufnr, id = id|false }. Asked again when another window or buffer becomes
--- current, a buffer gets its filetype (a chat opening) or a chat front end registers; a
--- tool call reads it without asking the front ends.
-H.window_chat = nil
-
----The session of the chat in the current window, when a chat front end knows it.
----@return string|nil
-function H.window_session()
-  local session = H.session()
-  if not session.has_chats() then
-    return nil
-  end
-  local buf = vim.api.nvim_get_current_buf()
-  local known = H.window_chat
-  if known == nil or known.buf ~= buf then
-    known = { buf = buf, id = session.chat_session(buf) or false }
-    H.window_chat = known
-  end
-  return known.id or nil
-end
-
----Another window or buffer is current: unless a session is pinned, show the list of the
----chat there, else the session of the latest call.
+---Another window or buffer is current: the panel follows its chat (rpiv_todo.nvim.shown).
 function H.follow_window()
-  H.window_chat = nil
-  local want = H.window_session() or H.last_call
-  local session = H.session()
-  if H.pinned == nil and want ~= nil and want ~= session.foreground_id() then
-    H.switching = true
-    pcall(session.foreground, want)
-    H.switching = false
+  if shown.follow_window() then
     M.request_paint()
   end
 end
@@ -383,15 +337,7 @@ function M.foreground(...)
   if select("#", ...) == 0 then
     return session.foreground()
   end
-  local id = ...
-  if id == nil then
-    H.pinned = nil
-    H.follow_window()
-  else
-    -- Validated by the session layer (a non-empty string id).
-    session.foreground(id)
-    H.pinned = session.foreground_id()
-  end
+  shown.pin((...))
   M.request_paint()
   return session.foreground()
 end
@@ -408,7 +354,7 @@ end
 ---The pinned session's id, or nil while following.
 ---@return string|nil
 function M.pinned()
-  return H.pinned
+  return shown.pinned()
 end
 
 ---Put the panel over window {win}; nil follows the current window.
