@@ -30,6 +30,7 @@
 //! rpiv_todo_mcp --help | --version
 //! ```
 
+mod hook;
 mod list;
 mod transport;
 
@@ -363,6 +364,10 @@ impl ServerHandler for Server {
 }
 
 fn main() {
+    // `hook EVENT ...`: an agent's hook (hook.rs), not the server.
+    if std::env::args().nth(1).as_deref() == Some("hook") {
+        std::process::exit(hook::main(std::env::args().skip(2)));
+    }
     let opts = match parse_args(std::env::args().skip(1)) {
         Ok(Command::Serve(opts)) => opts,
         Ok(Command::Help) => {
