@@ -100,6 +100,19 @@ summary() {
     [[ $failed -eq 0 ]]
 }
 
+# deps_dir: where the pinned front ends and schemas are (tests/deps.txt): $RPIV_DEPS, else
+# ../shared/deps beside the checkout when it is there, else the cache setup-dev.sh fetches
+# them into.
+deps_dir() {
+    if [[ -n ${RPIV_DEPS:-} ]]; then
+        echo "$RPIV_DEPS"
+    elif [[ -d $ROOT/../shared/deps ]]; then
+        (cd "$ROOT/../shared/deps" && pwd)
+    else
+        echo "${XDG_CACHE_HOME:-$HOME/.cache}/rpiv_todo/deps"
+    fi
+}
+
 # find_cargo_bin NAME: NAME on PATH, else where `cargo install` puts it (printed); fails
 # when neither has it.
 find_cargo_bin() {

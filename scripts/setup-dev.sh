@@ -14,6 +14,8 @@
 #     bodies of the agent-plugin tests, the MCP server's messages), mcp (the official MCP
 #     SDK, the client of the server's test), ziglang (zig for cargo-zigbuild)
 #   * cargo install --locked: stylua, emmylua_check, cargo-zigbuild
+#   * git: the pinned front ends and schemas of tests/deps.txt missing from $RPIV_DEPS (or
+#     ../shared/deps), at their commits, into ${XDG_CACHE_HOME:-~/.cache}/rpiv_todo/deps
 #   * npm: the terminal agents of tests/terminal/pins.txt (Claude Code, Codex CLI, Gemini
 #     CLI), each into its folder under $RPIV_CLI_CACHE (default
 #     ~/.cache/rpiv_todo/terminal-clis). One that cannot be installed is not a failure
@@ -127,6 +129,41 @@ install_packaging_tools() {
     printf '%-8s %s\n' zigbuild "$(cargo-zigbuild --version)"
 }
 
+# fetch_deps: each pinned front end or schema of tests/deps.txt missing from deps_dir,
+# fetched at its commit with git (a shallow fetch of the commit, else a clone), when the
+# network allows. A failure is not this script's: the specs that need the folder list it
+# as skipped with the reason.
+fetch_deps() {
+    local deps folder url commit layout tmp
+    deps=$(deps_dir)
+    while read -r folder url commit layout; do
+        [[ -z $folder || $folder == \#* || -d $deps/$folder ]] && continue
+        mkdir -p "$deps" || return 0
+        tmp=$(mktemp -d)
+        echo "fetching $folder at $commit from $url (into $deps)"
+        if ! { git -C "$tmp" init -q && git -C "$tmp" fetch -q --depth 1 "$url" "$commit" &&
+            git -C "$tmp" checkout -q FETCH_HEAD; } 2>/dev/null; then
+            rm -rf "$tmp" && tmp=$(mktemp -d)
+            if ! git clone -q "$url" "$tmp" 2>"$tmp.log" || ! git -C "$tmp" checkout -q "$commit" 2>>"$tmp.log"; then
+                echo "cannot fetch $folder: $(tail -n 1 "$tmp.log") (its specs are listed as skipped)"
+                rm -rf "$tmp" "$tmp.log"
+                continue
+            fi
+        fi
+        case $layout in
+        plugin) mv "$tmp" "$deps/$folder" ;;
+        schema-acp)
+            mkdir -p "$deps/$folder" && cp "$tmp"/schema/schema.json "$tmp"/schema/meta.json "$tmp"/LICENSE "$deps/$folder/"
+            ;;
+        schema-mcp)
+            mkdir -p "$deps/$folder" && cp "$tmp"/LICENSE "$deps/$folder/" &&
+                for v in 2025-11-25 2026-07-28; do cp "$tmp/schema/$v/schema.json" "$deps/$folder/schema-$v.json"; done
+            ;;
+        esac
+        rm -rf "$tmp" "$tmp.log"
+    done <"$ROOT/tests/deps.txt"
+}
+
 # install_terminal_clis: each pinned agent from npm into its cache folder, when missing.
 # A failure is not this script's: the reason goes to <folder>/install.failed and that
 # agent's cases are listed as skipped with it (as for the pinned plugins).
@@ -153,3 +190,6 @@ install_terminal_clis() {
 }
 
 install_tools
+rc=$?
+fetch_deps
+exit "$rc"

@@ -329,7 +329,7 @@ spec_header() {
 }
 
 agent_specs() {
-    local deps=${RPIV_DEPS:-$ROOT/../shared/deps} capture="$SCRATCH/agents" captured=0 unpinned=0
+    local deps=$(deps_dir) capture="$SCRATCH/agents" captured=0 unpinned=0
     local spec needs each var values value dir missing env name
     [[ -d $deps ]] && deps=$(cd "$deps" && pwd)
     rm -rf "$capture"
@@ -405,7 +405,7 @@ mcp_fresh_after_module() {
 # (MCP 2025-11-25, from $RPIV_DEPS/model-context-protocol), by default and with
 # --structured, then the server beside a headless Neovim with persist = true.
 mcp_tests() {
-    local deps=${RPIV_DEPS:-$ROOT/../shared/deps}
+    local deps=$(deps_dir)
     step "MCP server: cargo test -p rpiv_todo_mcp" cargo test -q -p rpiv_todo_mcp
     step "MCP server: build (cargo build --release -p rpiv_todo_mcp)" cargo build --quiet --release -p rpiv_todo_mcp
     step "MCP server: writing lua/rpiv_todo/core.so leaves its build fresh (cargo build -v says Fresh)" \

@@ -241,7 +241,7 @@ install_steps() {
             skip "install: refused downloads ($label)" "the fresh install failed"
         fi
     done
-    deps=${RPIV_DEPS:-$ROOT/../shared/deps}
+    deps=$(deps_dir)
     if [[ ! -d $deps/lazy.nvim ]]; then
         absent "install: lazy.nvim" "skipped: no pinned lazy.nvim in $deps (set RPIV_DEPS)"
     elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
