@@ -32,13 +32,19 @@ enum Out {
     Flush(mpsc::Sender<()>),
 }
 
-/// The ids of requests read and not yet answered (nor cancelled), and a signal when it
-/// empties.
+/// The ids of requests read and not yet answered (nor cancelled), and a signal at each
+/// answer.
 #[derive(Default)]
 struct Pending {
     ids: Mutex<HashSet<String>>,
-    emptied: tokio::sync::Notify,
+    answered: tokio::sync::Notify,
 }
+
+/// At the end of the input, how long the transport waits for the next of the replies still
+/// due before it gives up on them (a call waits 2 s for a lock at most, so replies come
+/// far more often while calls run; a request the service never answers must not keep the
+/// process alive).
+const LAST_REPLIES: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Pending {
     fn insert(&self, id: &Value) {
@@ -49,8 +55,8 @@ impl Pending {
 
     fn remove(&self, id: &Value) {
         if let Ok(mut ids) = self.ids.lock() {
-            if ids.remove(&id.to_string()) && ids.is_empty() {
-                self.emptied.notify_waiters();
+            if ids.remove(&id.to_string()) {
+                self.answered.notify_waiters();
             }
         }
     }
@@ -361,11 +367,13 @@ impl Transport<RoleServer> for Stdio {
         }
         // The input ended: the replies still to come are sent before the end is told.
         loop {
-            let emptied = self.pending.emptied.notified();
+            let answered = self.pending.answered.notified();
             if self.pending.is_empty() {
                 return None;
             }
-            emptied.await;
+            if tokio::time::timeout(LAST_REPLIES, answered).await.is_err() {
+                return None;
+            }
         }
     }
 

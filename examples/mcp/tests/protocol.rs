@@ -335,3 +335,25 @@ fn protocol_errors_get_their_codes_and_the_server_goes_on() {
     let (rest, ok, stderr) = server.finish();
     assert_eq!((rest, ok, stderr.as_str()), (vec![], true, ""));
 }
+
+#[test]
+fn a_client_that_closes_its_side_at_once_still_gets_every_reply() {
+    let dir = scratch("eof");
+    let mut server = Server::start(&dir, &[]);
+    server.initialize("2025-11-25");
+    let mut batch = Vec::new();
+    for i in 1..=30 {
+        let call = Server::call(i, json!({"action": "create", "subject": format!("t{i}")}));
+        batch.extend_from_slice(call.to_string().as_bytes());
+        batch.push(b'\n');
+    }
+    server.write(&batch);
+    let (rest, ok, stderr) = server.finish();
+    assert_eq!((ok, stderr.as_str()), (true, ""));
+    let ids: Vec<i64> = rest
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap_or(-1))
+        .collect();
+    assert_eq!(ids, (1..=30).collect::<Vec<i64>>());
+    assert_eq!(text(&rest[29]), "Created #30: t30 (pending)");
+}
