@@ -216,7 +216,7 @@ end)
 
 T.test(label .. ": the user's edits reach the model once, with its next request", function()
   local chat = new_chat("openai", "Plan the release")
-  local req = answer(chat, "openai", {
+  answer(chat, "openai", {
     '{"action":"create","subject":"Write the notes"}',
     '{"action":"create","subject":"Tag it"}',
   })
@@ -246,7 +246,7 @@ T.test(label .. ": the user's edits reach the model once, with its next request"
   T.eq(hidden._meta and hidden._meta.tag, "rpiv_todo_changes", "kept in the chat, hidden")
   T.eq(hidden.opts and hidden.opts.visible, false, "not shown")
   -- The model's next call: its reply says nothing it was already told.
-  req = answer(chat, "openai", { '{"action":"get","id":3}' })
+  local req = answer(chat, "openai", { '{"action":"get","id":3}' })
   local got
   for _, text in pairs(results(req)) do
     got = text
