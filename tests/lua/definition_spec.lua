@@ -107,7 +107,7 @@ T.test("to_json: keywords in a fixed order, unknown keys by name, JSON escapes",
   end, "a function has no JSON form")
   T.raises(function()
     tool.to_json({ [1] = 1, [3] = 3 })
-  end, "an object key is not a string: 1")
+  end, "a table that is neither an array 1..n nor has only string keys")
 end)
 
 T.test("definition: the snippet once, as instructions or at the head of the description", function()

@@ -193,7 +193,7 @@ function H.keys(t, rank)
   local keys = {}
   for k in pairs(t) do
     if type(k) ~= "string" then
-      error("(rpiv_todo) schema_json: an object key is not a string: " .. tostring(k), 0)
+      error("(rpiv_todo) schema_json: a table that is neither an array 1..n nor has only string keys", 0)
     end
     keys[#keys + 1] = k
   end
