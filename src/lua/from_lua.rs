@@ -91,6 +91,9 @@ pub fn walk_in_lua(lua: &Lua, native: mlua::Function) -> mlua::Result<mlua::Func
             raw::snapshot_table(lua, &ctx, &tasks, &next)
         })
     })?;
+    // Both behind the module's entry, as everything Lua code reaches (`raw::export`).
+    let native = raw::export::function(lua, native, c"rpiv_todo.core.replay")?;
+    let snapshot = raw::export::function(lua, snapshot, c"rpiv_todo.core.replay")?;
     lua.load(WALK_IN_LUA)
         .set_name("@lua/rpiv_todo/native/replay_walk.lua")
         .eval::<mlua::Function>()?

@@ -152,4 +152,80 @@ T.test("the id -2^63 is refused: in-band in a call, a Lua error in a snapshot", 
   T.contains(r.content[1].text, "Error: id: expected an integer id")
 end)
 
+-- A plain return hook that calls the module around every method (issue 41, F5). On Lua
+-- 5.1 the hook's wrap ended before mlua converted a call's results, and 5.1 ran the return
+-- hook inside mlua's `lua_cpcall` window while it did (a bogus "not enough memory" error
+-- in 2 of 12 rounds). Now the wrap lasts until mlua has converted them: every call
+-- answers what it should, and the hook's own calls are answered or refused.
+H.HOOK_ROUNDS = os.getenv("RPIV_VALGRIND") and 100 or 3000
+
+T.test("a return hook calling list:state() around every method, thousands of rounds: every call answers", function()
+  local path = T.tempdir() .. "/list.json"
+  local list = core.list(nil)
+  list:apply({ action = "create", subject = "kept" })
+  local unbound = core.list(nil)
+  local calls = {
+    function()
+      local what, err, kind = unbound:sync()
+      assert(what == nil and err == "the list is not bound to a file" and kind == "unbound", tostring(err))
+    end,
+    function()
+      list:bind(path)
+      local what = list:sync()
+      assert(what == "unchanged" or what == "reloaded" or what == "missing", tostring(what))
+      assert(list:write() == true)
+      assert(list:unbind() == false)
+    end,
+    function()
+      assert(list:state().tasks[1].subject == "kept")
+      assert(list:state_json():find('"kept"', 1, true))
+    end,
+    function()
+      assert(list:apply({ action = "get", id = 1 }).content[1].text:find("kept", 1, true))
+      assert(list:apply_json('{"action":"get","id":1}'):find("kept", 1, true))
+    end,
+    function()
+      assert(list:replace(list) == true)
+      assert(list:next_id() == 2 and #list == 1)
+      assert(tostring(list):find("1 tasks", 1, true))
+      assert(list:file() == nil)
+      assert(#list:notices() == 0)
+    end,
+    function()
+      assert(type(core.overlay_view(list, 5)) == "table")
+      assert(core.sanitize("a\27b") == "ab" or true)
+      assert(core.apply(nil, { action = "create", subject = "x" }).content[1].text == "Created #1: x (pending)")
+    end,
+    function()
+      local ok, err = pcall(list.replace, list, "not json")
+      assert(not ok and tostring(err):find("rpiv_todo.core.replace", 1, true), tostring(err))
+    end,
+  }
+  local answered, refused, other = 0, 0, {}
+  debug.sethook(function()
+    local ok, e = pcall(list.state, list)
+    if ok then
+      answered = answered + 1
+    elseif tostring(e):find("called from a debug hook while another call of the module runs", 1, true) then
+      refused = refused + 1
+    else
+      other[#other + 1] = tostring(e)
+    end
+  end, "r")
+  local failed = {}
+  for _ = 1, H.HOOK_ROUNDS do
+    for i, call in ipairs(calls) do
+      local ok, err = pcall(call)
+      if not ok then
+        failed[#failed + 1] = i .. ": " .. tostring(err)
+      end
+    end
+  end
+  debug.sethook()
+  T.eq(#failed, 0, "calls that failed: " .. table.concat(failed, "\n", 1, math.min(#failed, 5)))
+  T.eq(#other, 0, "the hook's other errors: " .. table.concat(other, "\n", 1, math.min(#other, 5)))
+  T.ok(answered > H.HOOK_ROUNDS, "the hook's calls answered: " .. answered)
+  T.eq(list:state().tasks[1].subject, "kept")
+end)
+
 T.finish("hooks_spec")

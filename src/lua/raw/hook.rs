@@ -36,7 +36,31 @@ thread_local! {
 /// A call of the module under way; see the module docs.
 pub struct Entered {
     /// The state whose hook was wrapped (outermost call only).
-    wrapped: Option<mlua::Thread>,
+    wrapped: Option<Wrapped>,
+}
+
+/// What keeps the state whose hook was wrapped alive until the hook is put back.
+enum Wrapped {
+    /// A handle (`guarded`, whose caller is mlua's).
+    Thread(mlua::Thread),
+    /// The running state itself, for an `Entered` that lives inside the C function that
+    /// runs on it (`export::entry`): a running state cannot be collected.
+    Running(L),
+}
+
+impl Wrapped {
+    fn state(&self) -> L {
+        match self {
+            Wrapped::Thread(t) => t.state(),
+            Wrapped::Running(l) => *l,
+        }
+    }
+}
+
+/// Whether a call of the module made now is a hook's, made while another call runs (the
+/// call is then refused: see `Entered::enter`).
+pub fn refusing() -> bool {
+    DEPTH.get() > 0 && IN_HOOK.get()
 }
 
 impl Entered {
@@ -51,32 +75,52 @@ impl Entered {
         }
         DEPTH.set(depth.saturating_add(1));
         let mut entered = Entered { wrapped: None };
-        if depth == 0 {
-            // The running state's pointer (no `Thread` handle: that would cost a reference
-            // on every call, and most calls run without a hook).
-            let l = lua.state();
-            // SAFETY: `l` is the state running this call, alive for its duration; reading
-            // and setting a hook neither allocates nor raises, and may be done at any time
-            // (lua_sethook's manual).
-            let wrapped = unsafe {
-                match ffi::lua_gethook(l) {
-                    Some(hook) if !is_relay(hook) => {
-                        WRAPPED.with_borrow_mut(|w| w.push((l as usize, hook)));
-                        ffi::lua_sethook(
-                            l,
-                            Some(relay),
-                            ffi::lua_gethookmask(l),
-                            ffi::lua_gethookcount(l),
-                        );
-                        true
-                    }
-                    _ => false,
-                }
-            };
+        // The running state's pointer (no `Thread` handle: that would cost a reference on
+        // every call, and most calls run without a hook).
+        // SAFETY: `lua.state()` is the state running this call, alive for its duration.
+        if depth == 0 && unsafe { wrap(lua.state()) } {
             // The thread is held until the hook is put back in `drop`.
-            entered.wrapped = wrapped.then(|| lua.current_thread());
+            entered.wrapped = Some(Wrapped::Thread(lua.current_thread()));
         }
         Ok(entered)
+    }
+
+    /// Enter a call on the running state `l` from `export::entry`, which has checked
+    /// `refusing` already.
+    ///
+    /// # Safety
+    ///
+    /// `l` is the running state, and the `Entered` is dropped before the C function
+    /// running on it returns.
+    pub unsafe fn raw(l: L) -> Entered {
+        let depth = DEPTH.get();
+        DEPTH.set(depth.saturating_add(1));
+        let wrapped = depth == 0 && wrap(l);
+        Entered {
+            wrapped: wrapped.then_some(Wrapped::Running(l)),
+        }
+    }
+}
+
+/// Put `relay` in place of the hook of `l`, if it has one; whether it did.
+///
+/// # Safety
+///
+/// `l` is a live state. Reading and setting a hook neither allocates nor raises, and may be
+/// done at any time (lua_sethook's manual).
+unsafe fn wrap(l: L) -> bool {
+    match ffi::lua_gethook(l) {
+        Some(hook) if !is_relay(hook) => {
+            WRAPPED.with_borrow_mut(|w| w.push((l as usize, hook)));
+            ffi::lua_sethook(
+                l,
+                Some(relay),
+                ffi::lua_gethookmask(l),
+                ffi::lua_gethookcount(l),
+            );
+            true
+        }
+        _ => false,
     }
 }
 
@@ -87,10 +131,10 @@ impl Drop for Entered {
         if depth == 0 {
             IN_HOOK.set(false);
         }
-        let Some(thread) = &self.wrapped else {
+        let Some(wrapped) = &self.wrapped else {
             return;
         };
-        let l = thread.state();
+        let l = wrapped.state();
         let hook = WRAPPED.with_borrow_mut(|w| {
             let at = w.iter().rposition(|(s, _)| *s == l as usize)?;
             Some(w.remove(at).1)

@@ -46,6 +46,7 @@ pub enum Empty {
 /// The names under which the tool's id arrays arrive: an empty table there is `[]`.
 pub const ARRAY_FIELDS: [&str; 3] = ["blockedBy", "addBlockedBy", "removeBlockedBy"];
 
+pub mod export;
 pub mod hook;
 pub mod write;
 
@@ -966,62 +967,75 @@ unsafe fn is_array_marked(l: L, consts: c_int, idx: c_int) -> bool {
 /// Lua 5.4 reports finalizer errors as warnings and never propagates them: no hold there.
 ///
 /// The collector's state is restored: a collector the host had stopped stays stopped.
-/// PUC Lua 5.1 cannot say whether it runs (`LUA_GCISRUNNING` is LuaJIT's and 5.2's), so
-/// there it is read from the global state (`puc51::stopped`).
 ///
-/// What native calls allocate under the hold is paid to the collector later (a protected
-/// step, see `Drop`): a stopped collector never collects what Lua allocated meanwhile,
-/// and a host looping over native calls alone (`list:apply` in a `for` loop) would grow
-/// its heap without bound. The debt is paid once it reaches half the heap, like the
-/// collector's own pause: paying every call would keep the collector from ever pausing.
+/// **Lua 5.1.** The hold is taken by `export::entry`, around the whole call (mlua's
+/// reading of the arguments and conversion of the results included: a finalizer run
+/// there could call mlua inside one of its `lua_cpcall` windows, see `export`). 5.1 has no
+/// API that says whether the collector runs, nor one that sets its threshold, so both are
+/// read from the global state and the threshold is written back as it was
+/// (`puc51`): a collector the host stopped stays stopped, one that 5.1 holds back while a
+/// finalizer runs (its threshold at twice the heap) stays held back, and a running one
+/// owes, at its next step, what the call allocated (5.1 counts every byte against the
+/// threshold, held or not). On a build whose global state cannot be confirmed the hold
+/// stops and restarts the collector.
 ///
-/// LuaJIT restarts the collector as after a finished cycle (`LUA_GCRESTART` with -1: next
-/// cycle once the heap doubles) and counts what Lua allocated between native calls into
-/// the debt, so the debt paces the collector. A plain restart made it due at once: every
-/// native call pulled a resting collector into a new cycle, and a panel render paid about
-/// as much collecting as drawing. PUC 5.1's restart cannot do otherwise.
+/// **LuaJIT.** What native calls allocate under the hold is paid to the collector later
+/// (a protected step, see `Drop`): a stopped collector never collects what Lua allocated
+/// meanwhile, and a host looping over native calls alone (`list:apply` in a `for` loop)
+/// would grow its heap without bound. The debt is paid once it reaches half the heap,
+/// like the collector's own pause: paying every call would keep the collector from ever
+/// pausing. LuaJIT restarts the collector as after a finished cycle (`LUA_GCRESTART` with
+/// -1: next cycle once the heap doubles) and counts what Lua allocated between native
+/// calls into the debt, so the debt paces the collector. A plain restart made it due at
+/// once: every native call pulled a resting collector into a new cycle, and a panel render
+/// paid about as much collecting as drawing. LuaJIT holds the collector itself while a
+/// finalizer runs (its threshold at `LJ_MAX_MEM`), which `LUA_GCISRUNNING` reports as
+/// stopped: a call from a finalizer leaves it so.
 pub(super) struct CollectorHold {
-    #[cfg(any(feature = "lua51", feature = "luajit"))]
+    #[cfg(feature = "luajit")]
     held: Option<Held>,
+    #[cfg(feature = "lua51")]
+    held: Option<Held51>,
 }
 
-#[cfg(any(feature = "lua51", feature = "luajit"))]
+#[cfg(feature = "luajit")]
 struct Held {
     lua: Lua,
     thread: mlua::Thread,
     kb_before: std::ffi::c_int,
 }
 
+/// A 5.1 hold: the running state, and the threshold to write back (`None`: the global
+/// state could not be confirmed, restart instead).
+#[cfg(feature = "lua51")]
+struct Held51 {
+    l: L,
+    threshold: Option<usize>,
+}
+
 /// Kilobytes allocated and not yet paid for, per state (see `CollectorHold`), and the
-/// heap's size when the last native call ended.
+/// heap's size when the last native call ended (LuaJIT; kept in every flavour's app data
+/// so that `exports` is the same for all).
 #[cfg(any(feature = "lua51", feature = "luajit"))]
 #[derive(Default)]
 pub(super) struct CollectorDebt {
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     owed: std::cell::Cell<std::ffi::c_int>,
     #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     last_kb: std::cell::Cell<Option<std::ffi::c_int>>,
 }
 
 impl CollectorHold {
-    #[cfg(any(feature = "lua51", feature = "luajit"))]
+    #[cfg(feature = "luajit")]
     pub(super) fn new(lua: &Lua) -> CollectorHold {
         use mlua::ffi;
-        /// `lua_gc` option of LuaJIT 2.1 and Lua 5.2+; PUC 5.1 answers -1 (unknown option).
+        /// `lua_gc` option of LuaJIT 2.1 and Lua 5.2+.
         const LUA_GCISRUNNING: std::ffi::c_int = 9;
         let thread = lua.current_thread();
-        // SAFETY: `thread` keeps the state alive; neither option allocates or raises, and
-        // `puc51::stopped` only reads (see there).
+        // SAFETY: `thread` keeps the state alive; neither option allocates or raises.
         let (running, kb_before) = unsafe {
             let l = thread.state();
-            #[cfg(feature = "luajit")]
             let running = ffi::lua_gc(l, LUA_GCISRUNNING, 0) != 0;
-            // PUC 5.1 has no such option (it answers -1, which would read as "running" and
-            // make every call restart a collector the host had stopped).
-            #[cfg(feature = "lua51")]
-            let running = {
-                let _ = LUA_GCISRUNNING;
-                !puc51::stopped(l).unwrap_or(false)
-            };
             if running {
                 ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
             }
@@ -1036,13 +1050,60 @@ impl CollectorHold {
         }
     }
 
+    /// On 5.1 `export::entry` holds the collector around every call, so this one, inside,
+    /// finds it stopped and does nothing; it holds only a call that came some other way.
+    #[cfg(feature = "lua51")]
+    pub(super) fn new(lua: &Lua) -> CollectorHold {
+        // SAFETY: `lua.state()` is the state running the call, which outlives the hold
+        // (`guarded` drops it before returning).
+        unsafe { CollectorHold::of_state(lua.state()) }
+    }
+
+    /// Hold the collector of `l` (see the type's docs).
+    ///
+    /// # Safety
+    ///
+    /// `l` is the running state, alive until the hold is dropped.
+    #[cfg(feature = "lua51")]
+    pub(super) unsafe fn of_state(l: L) -> CollectorHold {
+        // `puc51::threshold` only reads; STOP neither allocates nor raises.
+        let threshold = puc51::threshold(l);
+        let running = threshold != Some(puc51::MAX_LUMEM);
+        if running {
+            ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
+        }
+        CollectorHold {
+            held: running.then_some(Held51 { l, threshold }),
+        }
+    }
+
     #[cfg(not(any(feature = "lua51", feature = "luajit")))]
     pub(super) fn new(_lua: &Lua) -> CollectorHold {
         CollectorHold {}
     }
 }
 
-#[cfg(any(feature = "lua51", feature = "luajit"))]
+#[cfg(feature = "lua51")]
+impl Drop for CollectorHold {
+    fn drop(&mut self) {
+        let Some(held) = &self.held else {
+            return;
+        };
+        // SAFETY: `l` is alive (see `of_state`). The threshold is written back into the
+        // global state `puc51::threshold` confirmed and read it from when the hold was
+        // taken; RESTART neither allocates nor raises. No collector step runs here.
+        unsafe {
+            match held.threshold {
+                Some(t) => puc51::set_threshold(held.l, t),
+                None => {
+                    ffi::lua_gc(held.l, ffi::LUA_GCRESTART, 0);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(feature = "luajit")]
 impl Drop for CollectorHold {
     fn drop(&mut self) {
         use mlua::ffi;
@@ -1056,24 +1117,18 @@ impl Drop for CollectorHold {
         unsafe {
             let l = held.thread.state();
             let kb = ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0);
-            #[cfg(feature = "luajit")]
             ffi::lua_gc(l, ffi::LUA_GCRESTART, -1);
-            #[cfg(not(feature = "luajit"))]
-            ffi::lua_gc(l, ffi::LUA_GCRESTART, 0);
             let owed = {
                 let Some(debt) = held.lua.app_data_ref::<CollectorDebt>() else {
                     return;
                 };
                 let native = kb.saturating_sub(held.kb_before).max(0);
-                // What Lua code allocated since the last native call ended (LuaJIT: the
-                // restart above leaves the pacing to this debt).
-                let between = match cfg!(feature = "luajit") {
-                    true => debt
-                        .last_kb
-                        .get()
-                        .map_or(0, |last| held.kb_before.saturating_sub(last).max(0)),
-                    false => 0,
-                };
+                // What Lua code allocated since the last native call ended (the restart
+                // above leaves the pacing to this debt).
+                let between = debt
+                    .last_kb
+                    .get()
+                    .map_or(0, |last| held.kb_before.saturating_sub(last).max(0));
                 let owed = debt
                     .owed
                     .get()
@@ -1097,13 +1152,14 @@ impl Drop for CollectorHold {
     }
 }
 
-/// Whether PUC Lua 5.1's collector was stopped by the host (`collectgarbage("stop")`,
-/// `lua_gc(L, LUA_GCSTOP, 0)`). 5.1 has no API that says so: `LUA_GCSTOP` sets the global
-/// state's `GCthreshold` to `MAX_LUMEM` and nothing else reads it back. So it is read from
-/// the global state, whose layout is the same in every 5.1 release (5.1.0 to 5.1.5), and
-/// only after the read is confirmed: the allocator and its userdata must be what
-/// `lua_getallocf` answers and the heap's size what `LUA_GCCOUNT`/`LUA_GCCOUNTB` answer.
-/// `None` when they are not (an unknown build): the caller then assumes a running collector.
+/// PUC Lua 5.1's collector threshold, read and written in the global state. 5.1 has no
+/// API for it: `LUA_GCSTOP` sets the global state's `GCthreshold` to `MAX_LUMEM`,
+/// `LUA_GCRESTART` to the heap's size, and a running finalizer holds the collector back by
+/// setting it to twice the heap's size (`GCTM`, lgc.c); nothing reads it back. The global
+/// state's layout is the same in every 5.1 release (5.1.0 to 5.1.5), and it is used only
+/// after it is confirmed: the allocator and its userdata must be what `lua_getallocf`
+/// answers and the heap's size what `LUA_GCCOUNT`/`LUA_GCCOUNTB` answer. `None` when they
+/// are not (an unknown build).
 #[cfg(feature = "lua51")]
 mod puc51 {
     use std::ffi::{c_int, c_void};
@@ -1119,7 +1175,7 @@ mod puc51 {
         status: u8,
         top: *mut c_void,
         base: *mut c_void,
-        l_g: *const Global,
+        l_g: *mut Global,
     }
 
     /// The head of 5.1's `struct global_State` (lstate.h), as far as `totalbytes`.
@@ -1147,14 +1203,16 @@ mod puc51 {
     }
 
     /// `MAX_LUMEM` (llimits.h): the threshold of a stopped collector.
-    const MAX_LUMEM: usize = usize::MAX - 2;
+    pub const MAX_LUMEM: usize = usize::MAX - 2;
 
+    /// The global state of `l`, once confirmed (see the module docs).
+    ///
     /// # Safety
     ///
     /// `l` is a live PUC Lua 5.1 state (the `lua51` feature links nothing else). Both
-    /// structs' heads are read in place, without writing; the reads stay inside the two
-    /// objects (their full C definitions are larger than these heads).
-    pub unsafe fn stopped(l: *mut ffi::lua_State) -> Option<bool> {
+    /// structs' heads are read in place; the reads stay inside the two objects (their full
+    /// C definitions are larger than these heads).
+    unsafe fn global(l: *mut ffi::lua_State) -> Option<*mut Global> {
         let g = std::ptr::addr_of!((*(l as *const State)).l_g).read();
         if g.is_null() {
             return None;
@@ -1167,7 +1225,30 @@ mod puc51 {
         let counted = (ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) as usize) << 10
             | ffi::lua_gc(l, ffi::LUA_GCCOUNTB, 0) as usize;
         let confirmed = frealloc == alloc as *const c_void && g_ud == ud && total == counted;
-        confirmed.then(|| std::ptr::addr_of!((*g).gc_threshold).read() == MAX_LUMEM)
+        confirmed.then_some(g)
+    }
+
+    /// The collector's threshold, `None` on an unknown build.
+    ///
+    /// # Safety
+    ///
+    /// As `global`.
+    pub unsafe fn threshold(l: *mut ffi::lua_State) -> Option<usize> {
+        let g = global(l)?;
+        Some(std::ptr::addr_of!((*g).gc_threshold).read())
+    }
+
+    /// Set the collector's threshold to `t`, as `LUA_GCSTOP` and `LUA_GCRESTART` do.
+    ///
+    /// # Safety
+    ///
+    /// As `global`, and `threshold` answered `Some` for this state: the one field is
+    /// written in place (a `size_t` that 5.1 reads only when it allocates, which nothing
+    /// does meanwhile: the caller runs on this state's only thread of control).
+    pub unsafe fn set_threshold(l: *mut ffi::lua_State, t: usize) {
+        if let Some(g) = global(l) {
+            std::ptr::addr_of_mut!((*g).gc_threshold).write(t);
+        }
     }
 }
 
@@ -1177,7 +1258,7 @@ mod puc51 {
 /// # Safety
 ///
 /// Called by `lua_cpcall` only, on a live state with its light userdata argument.
-#[cfg(any(feature = "lua51", feature = "luajit"))]
+#[cfg(feature = "luajit")]
 unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     let kb = mlua::ffi::lua_touserdata(l, 1) as usize;
     mlua::ffi::lua_gc(
