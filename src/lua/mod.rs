@@ -89,6 +89,8 @@ fn state_arg(lua: &Lua, ctx: &Ctx, v: &LuaValue, func: &str) -> mlua::Result<Sta
         }
         LuaValue::UserData(ud) => match ud.borrow::<List>() {
             Ok(list) => return Ok(list.state().clone()),
+            // A list being changed (a finalizer or a metamethod run inside its call).
+            Err(mlua::Error::UserDataBorrowError) => Err(Error::Busy),
             Err(_) => Err(Error::input(
                 "state",
                 "a table, a JSON string or a list",
