@@ -5,8 +5,9 @@ by scripts/test.sh into a cache folder) and a scripted model on 127.0.0.1
 
     python3 tests/terminal/run.py CASE [options]
 
-CASE is claude, codex or gemini (one agent), or pair (Claude Code and Codex on one list
-at once). Each agent runs non-interactively (claude -p, codex exec, gemini -p) with HOME
+CASE is claude, codex or gemini (one agent), pair (Claude Code and Codex on one list
+at once), or claude-plugin (the Claude Code plugin: tests/terminal/plugin_cases.py says
+what it checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p) with HOME
 in a temporary folder, a dummy key and its base-URL setting pointing at the scripted
 model; the machine's network is not used (the whole run is in a network namespace of its
 own when `unshare` allows, with only loopback up).
@@ -31,8 +32,8 @@ Options:
                               rpiv-todo-mcp, the tarballs in --npm-dir served by a local
                               registry, tests/install/npm_registry.py, from a cold npm
                               cache), or the checkout's scripts/mcp.sh, or
-                              target/release/rpiv_todo_mcp put in place of the npx
-                              command (default: npx when --npm-dir is given, else script)
+                              target/release/rpiv_todo_mcp ($CARGO_TARGET_DIR/release
+                              when set) put in place of the npx command (default: npx when --npm-dir is given, else script)
   --npm-dir DIR               the npm tarballs (node npm/pack.js, scripts/package.sh --npm)
   --clis DIR                  the CLI cache (default: $RPIV_CLI_CACHE, else
                               ${XDG_CACHE_HOME:-~/.cache}/rpiv_todo/terminal-clis)
@@ -542,7 +543,7 @@ def server_setup(args, scratch):
         return None, registry
     if mode == "script":
         return str(ROOT / "scripts" / "mcp.sh"), None
-    binary = ROOT / "target" / "release" / "rpiv_todo_mcp"
+    binary = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target") / "release" / "rpiv_todo_mcp"
     if not check(binary.exists(), f"{binary} is built"):
         return None
     return str(binary), None
@@ -727,7 +728,7 @@ def offline(argv):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("case", choices=["claude", "codex", "gemini", "pair"])
+    parser.add_argument("case", choices=["claude", "codex", "gemini", "pair", "claude-plugin"])
     parser.add_argument("--server", choices=["npx", "script", "binary"])
     parser.add_argument("--npm-dir")
     parser.add_argument("--clis")
@@ -745,6 +746,10 @@ def main():
     try:
         if args.case == "pair":
             rc = run_pair(args, cache, scratch)
+        elif args.case == "claude-plugin":
+            import plugin_cases
+
+            rc = plugin_cases.run_claude_plugin(sys.modules[__name__], args, cache, scratch)
         else:
             rc = run_one(args.case, args, cache, scratch)
     finally:
