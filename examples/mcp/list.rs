@@ -39,6 +39,9 @@ pub struct List {
     structured: bool,
     /// Messages already written to stderr (each is written once).
     reported: HashSet<String>,
+    /// The replies of changes saved although their calls were cancelled meanwhile (after
+    /// the write): never sent, so the next reply says them.
+    unsent: Vec<String>,
 }
 
 impl List {
@@ -56,6 +59,7 @@ impl List {
             session: session.to_string(),
             structured,
             reported: HashSet::new(),
+            unsent: Vec::new(),
         };
         match list.file.sync(&mut list.state) {
             Ok(_) => {}
@@ -77,10 +81,12 @@ impl List {
 
     /// One tool call: `args` are its arguments (a JSON object). `cancelled` is asked, under
     /// the lock and just before a change would be written: when it says yes, nothing is
-    /// written (the reply is then not sent).
+    /// written (the reply is then not sent). Asked again once the change is saved: a call
+    /// cancelled in between keeps its change, and the next reply says so.
     pub fn call(&mut self, args: &Value, cancelled: &dyn Fn() -> bool) -> CallToolResult {
         let writes = rpiv_todo::call::writes(args);
         let writer = &self.writer;
+        let mut wrote = false;
         let outcome = self
             .file
             .transact_with(&mut self.state, writes, |state, journal| {
@@ -90,9 +96,16 @@ impl List {
                 if let (Some(before), true) = (&before, changed) {
                     journal.record(writer, before, state);
                 }
+                wrote = writes && changed;
                 (reply, changed)
             });
         let reply = match outcome {
+            Ok(reply) if wrote && cancelled() => {
+                // Saved, and cancelled since: this reply is never sent. The next one says
+                // what it said (and, the mark kept, what others changed since).
+                self.unsent.push(reply.text.replace('\n', "; "));
+                reply
+            }
             Ok(mut reply) => {
                 // What other writers changed since this server's last call, if anything.
                 let journal = self.file.journal();
@@ -105,6 +118,13 @@ impl List {
                 if let Some(note) = note {
                     reply.text.push('\n');
                     reply.text.push_str(&note);
+                }
+                for text in self.unsent.drain(..) {
+                    reply.text.push_str(
+                        "\n(A call you cancelled was saved before the cancellation arrived: ",
+                    );
+                    reply.text.push_str(&text);
+                    reply.text.push_str(".)");
                 }
                 reply
             }
@@ -310,6 +330,40 @@ mod tests {
         let text = serde_json::to_value(&listed).unwrap()["content"][0]["text"].clone();
         assert!(text.as_str().unwrap().contains("#1"), "{text}");
         assert!(!text.as_str().unwrap().contains("#2"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_change_cancelled_after_its_write_stands_and_the_next_reply_says_so() {
+        let dir = scratch("late-cancel");
+        let path = dir.join("l.json");
+        let mut list = List::open(path.clone(), "default", false);
+        // Not cancelled when asked under the lock, cancelled once saved.
+        let asked = std::cell::Cell::new(0);
+        let late = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 1
+        };
+        list.call(
+            &serde_json::json!({"action": "create", "subject": "a"}),
+            &late,
+        );
+        let saved: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(saved["tasks"][0]["subject"], "a");
+        let text = |r: CallToolResult| {
+            serde_json::to_value(&r).unwrap()["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let next = list.call(&serde_json::json!({"action": "get", "id": 1}), &|| false);
+        assert!(text(next).ends_with(
+            "\n(A call you cancelled was saved before the cancellation arrived: \
+                 Created #1: a (pending).)"
+        ),);
+        // Said once.
+        let after = list.call(&serde_json::json!({"action": "get", "id": 1}), &|| false);
+        assert!(!text(after).contains("cancelled"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
