@@ -253,6 +253,8 @@ fn output_schema() -> JsonObject {
 fn describe(config: Option<&Path>, structured: bool) -> Result<Described> {
     let lua = Lua::new();
     rpiv_todo::preload(&lua)?;
+    #[cfg(not(unix))]
+    lua.load(TO_STDERR).exec()?;
     let from_config = match config {
         Some(config) => run_config(&lua, config),
         None => Ok(ConfigOptions::default()),
@@ -402,27 +404,60 @@ fn version() -> Result<String> {
     Ok(lua.load(r#"return require("rpiv_todo").version"#).eval()?)
 }
 
+/// The protocol's channel: its input and its output.
+type Channel = (
+    Box<dyn std::io::Read + Send>,
+    Box<dyn std::io::Write + Send>,
+);
+
 /// The protocol's own copies of stdin and stdout; from now on the process's stdout is its
 /// stderr and its stdin is empty, so that nothing else (a config's `print`, a command it
 /// runs, a stray write) can reach the protocol channel or read from it.
-fn protocol_channel() -> Result<(std::fs::File, std::fs::File)> {
+#[cfg(unix)]
+fn protocol_channel() -> Result<Channel> {
     use std::os::fd::AsFd;
     let input = std::io::stdin().as_fd().try_clone_to_owned()?;
     let output = std::io::stdout().as_fd().try_clone_to_owned()?;
     rustix::stdio::dup2_stdout(std::io::stderr())?;
     rustix::stdio::dup2_stdin(std::fs::File::open("/dev/null")?)?;
-    Ok((input.into(), output.into()))
+    Ok((
+        Box::new(std::fs::File::from(input)),
+        Box::new(std::fs::File::from(output)),
+    ))
 }
+
+/// Elsewhere (Windows) stdout stays the protocol's, and Lua's `print` and `io.write` are
+/// made to write to stderr before any Lua code runs (`TO_STDERR`).
+#[cfg(not(unix))]
+fn protocol_channel() -> Result<Channel> {
+    Ok((Box::new(std::io::stdin()), Box::new(std::io::stdout())))
+}
+
+/// Lua's ways to stdout, pointed at stderr (where the process's stdout cannot be).
+#[cfg_attr(unix, allow(dead_code))]
+const TO_STDERR: &str = r##"
+local err = io.stderr
+io.output(err)
+io.stdout = err
+io.write = function(...) return err:write(...) end
+print = function(...)
+  local parts = {}
+  for i = 1, select("#", ...) do
+    parts[i] = tostring((select(i, ...)))
+  end
+  err:write(table.concat(parts, "\t"), "\n")
+end
+"##;
 
 /// The state directory, made when missing (with its missing parents) readable by the user
 /// alone, 0700: the list files' names spell out project paths. Named by its absolute path,
 /// as Neovim names it.
 fn make_state_dir(dir: &Path) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
     std::fs::canonicalize(dir)
 }
 
@@ -604,6 +639,31 @@ mod tests {
         );
     }
 
+    /// Where the process's stdout cannot be made stderr (Windows), Lua's ways to it are.
+    #[test]
+    fn lua_can_be_pointed_at_stderr() {
+        let path =
+            std::env::temp_dir().join(format!("rpiv_todo_mcp-stderr-{}", std::process::id()));
+        let lua = Lua::new();
+        // A file stands for stderr here, so the test can read what went to it.
+        lua.load("io.stderr = assert(io.open(..., 'w'))")
+            .call::<()>(path.to_str().unwrap())
+            .unwrap();
+        lua.load(TO_STDERR).exec().unwrap();
+        let (same, output): (bool, bool) = lua
+            .load("return io.stdout == io.stderr, io.output() == io.stderr")
+            .eval()
+            .unwrap();
+        assert!(same && output);
+        lua.load("print(); print(1, nil, true); io.write('a', 2); io.stdout:write('b'); io.stderr:close()")
+            .exec()
+            .unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(written, "\n1\tnil\ttrue\na2b");
+    }
+
+    #[cfg(unix)]
     #[test]
     fn a_new_state_directory_is_the_users_alone() {
         use std::os::unix::fs::PermissionsExt;

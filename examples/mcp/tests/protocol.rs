@@ -1,5 +1,7 @@
 //! The server binary over raw stdio, as a client's process sees it: what reaches stdout,
 //! the error codes, the order of replies, and a call waiting for another process's lock.
+//! Unix only (the lock is taken with flock, as the core takes it there).
+#![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
