@@ -12,7 +12,10 @@
 //!   the compact form the editor's adapters use after a compaction, with the note of what
 //!   the user changed since the session last saw the list; only when a task is open, and
 //!   once: a per-session record (`<state dir>/.hooks/`) keeps what was put in, so a resume
-//!   followed at once by a compaction does not show it twice.
+//!   followed at once by a compaction does not show it twice. A resume puts it in only when
+//!   it changed since it was last put in (a resumed history keeps the earlier copy).
+//! - `prompt` (UserPromptSubmit): counts the prompts, so that a compaction after a prompt
+//!   puts the list back again although nothing ended a turn in between.
 //! - `stop`: a turn ended with a task `in_progress`: `{"decision":"block","reason":...}`
 //!   with the end-of-turn reminder, once (`stop_hook_active` says the turn was continued by
 //!   this hook already).
@@ -37,7 +40,7 @@ use serde_json::{json, Value};
 const MAX_INPUT: u64 = 1 << 20;
 
 const HOOK_USAGE: &str =
-    "usage: rpiv_todo_mcp hook session-start|stop|before-agent|pre-compress|pre-tool \
+    "usage: rpiv_todo_mcp hook session-start|stop|prompt|before-agent|pre-compress|pre-tool \
                           [--state-dir DIR] [--session NAME] [--agent NAME]";
 
 /// The event a hook answers.
@@ -45,6 +48,7 @@ const HOOK_USAGE: &str =
 pub enum Event {
     SessionStart,
     Stop,
+    Prompt,
     BeforeAgent,
     PreCompress,
     PreTool,
@@ -65,6 +69,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<HookOptions, Stri
     let event = match args.next().as_deref() {
         Some("session-start") => Event::SessionStart,
         Some("stop") => Event::Stop,
+        Some("prompt") => Event::Prompt,
         Some("before-agent") => Event::BeforeAgent,
         Some("pre-compress") => Event::PreCompress,
         Some("pre-tool") => Event::PreTool,
@@ -142,7 +147,9 @@ fn answer_channel() -> std::io::Result<std::fs::File> {
 pub struct Record {
     /// Turns ended (Stop events) in this session.
     pub turns: u64,
-    /// The last list text put into the model's context, and the turn count then.
+    /// Prompts sent (UserPromptSubmit events) in this session.
+    pub prompts: u64,
+    /// The last list text put into the model's context, and `turns + prompts` then.
     pub shown: Option<(String, u64)>,
     /// The change log's epoch and sequence number when the session last saw the list.
     pub mark: Option<(Option<String>, u64)>,
@@ -174,6 +181,7 @@ impl Record {
     fn to_json(&self) -> Value {
         json!({
             "turns": self.turns,
+            "prompts": self.prompts,
             "shown": self.shown.as_ref().map(|(text, turn)| json!({ "text": text, "turn": turn })),
             "mark": self.mark.as_ref().map(|(epoch, seq)| json!({ "epoch": epoch, "seq": seq })),
             "compressed": self.compressed,
@@ -187,6 +195,7 @@ impl Record {
         let num = |v: &Value| v.as_u64();
         Record {
             turns: v.get("turns").and_then(num).unwrap_or(0),
+            prompts: v.get("prompts").and_then(num).unwrap_or(0),
             shown: v.get("shown").and_then(|s| {
                 Some((
                     s.get("text")?.as_str()?.to_owned(),
@@ -306,6 +315,10 @@ pub fn decide(
             record.compressed = true;
             None
         }
+        Event::Prompt => {
+            record.prompts += 1;
+            None
+        }
         Event::Stop => {
             let continued = input.get("stop_hook_active").and_then(Value::as_bool) == Some(true);
             record.turns += 1;
@@ -339,11 +352,18 @@ pub fn decide(
             }
             let list = lua_text(state, "compact")?;
             let key = rpiv_todo::naming::sha256(list.as_bytes());
-            // Put in once between two turns: a resume and a compaction at once show it once.
-            if record.shown == Some((key.clone(), record.turns)) {
+            let activity = record.turns + record.prompts;
+            let resumed = input.get("source").and_then(Value::as_str) == Some("resume");
+            let last = record.shown.as_ref();
+            // A resumed history holds what was put in before: again only when it changed.
+            // Otherwise once between two prompts or turns: a resume and a compaction at once
+            // show it once.
+            if (resumed && last.map(|s| &s.0) == Some(&key))
+                || last == Some(&(key.clone(), activity))
+            {
                 return None;
             }
-            record.shown = Some((key, record.turns));
+            record.shown = Some((key, activity));
             let mut text = list;
             let note = seen.and_then(|(epoch, seq)| {
                 journal.note_where(&Mark::at(epoch, seq), |e: &Entry| e.by.is_some())
@@ -486,6 +506,32 @@ Keep using these ids with the todo tool; `list` shows every task.";
     }
 
     #[test]
+    fn a_resume_puts_it_in_again_only_when_it_changed_and_a_prompt_counts_as_activity() {
+        let (s, j) = (open_list(), Journal::default());
+        let mut r = Record::default();
+        let resume = json!({"source": "resume"});
+        let compact = json!({"source": "compact"});
+        assert!(decide(Event::SessionStart, &resume, &s, &j, &mut r).is_some());
+        decide(Event::Stop, &json!({}), &s, &j, &mut r);
+        assert_eq!(
+            decide(Event::SessionStart, &resume, &s, &j, &mut r),
+            None,
+            "the resumed history has it"
+        );
+        // A prompt, then a compaction in the same turn: back in.
+        decide(Event::Prompt, &json!({}), &s, &j, &mut r);
+        assert_eq!(
+            context(&decide(Event::SessionStart, &compact, &s, &j, &mut r)),
+            Some(COMPACT)
+        );
+        let changed = state(json!([{"id": 1, "subject": "Other", "status": "pending"}]));
+        assert!(
+            decide(Event::SessionStart, &resume, &changed, &j, &mut r).is_some(),
+            "changed since"
+        );
+    }
+
+    #[test]
     fn nothing_when_the_list_is_empty_or_all_done() {
         let mut r = Record::default();
         let j = Journal::default();
@@ -620,6 +666,7 @@ Keep using these ids with the todo tool; `list` shows every task.";
     fn the_record_round_trips_and_a_hostile_one_reads_as_new() {
         let r = Record {
             turns: 3,
+            prompts: 4,
             shown: Some(("ab".into(), 2)),
             mark: Some((Some("e".into()), 7)),
             compressed: true,

@@ -233,8 +233,11 @@ class ScriptedModel:
     """The scripted model: `calls` is a list of todo arguments, one per turn. With a
     Lockstep, it takes turns with the other models on it, as `name`."""
 
-    def __init__(self, calls, final_text=FINAL_TEXT, lockstep=None, name=None):
+    def __init__(self, calls, final_text=FINAL_TEXT, lockstep=None, name=None, big_first=0):
         self.calls = list(calls)
+        # The input tokens the first answer reports (0: the usual 100), so that an agent
+        # with a low auto-compaction limit compacts once.
+        self.big_first = big_first
         self.final_text = final_text
         self.lockstep = lockstep
         self.name = name
@@ -442,12 +445,13 @@ class Handler(BaseHTTPRequestHandler):
                 "status": "completed",
                 "content": [{"type": "output_text", "text": what, "annotations": []}],
             }
+        tokens = self.model.big_first if n == 1 and self.model.big_first else 100
         usage = {
-            "input_tokens": 100,
+            "input_tokens": tokens,
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 10,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 110,
+            "total_tokens": tokens + 10,
         }
         response = {"id": rid, "object": "response", "status": "in_progress", "model": body.get("model"), "output": []}
         events = [

@@ -132,48 +132,53 @@ def run_claude(R, env, project, calls, prompt_args, stdin_messages=None):
     return rc, out, err, model
 
 
-def run_claude_plugin(R, args, cache, scratch):
-    pin = R.pins()["claude"]
+def run_case(case, R, args, cache, scratch):
+    """claude-plugin or codex-plugin: run.py's exit code for the case."""
+    agent = case.removesuffix("-plugin")
+    pin = R.pins()[agent]
     bindir, why = R.cli_bin(cache, pin)
     if bindir is None:
         print(f"skipped: {why}")
         return R.SKIP
     readme = R.readme_path(args.readme)
-    blocks = R.readme_blocks(readme, "claude-plugin")
-    if not R.check(blocks, f"claude-plugin: {readme.name} has blocks tagged readme-test=claude-plugin"):
+    blocks = R.readme_blocks(readme, case)
+    if not R.check(blocks, f"{case}: {readme.name} has blocks tagged readme-test={case}"):
         return 1
     setup = R.server_setup(args, scratch)
     if setup is None:
         return 1
     server_command, registry = setup
     try:
-        claude_plugin(R, pin, bindir, blocks, args, scratch, server_command, registry)
+        home, project = Path(scratch, "home"), Path(scratch, "project")
+        home.mkdir()
+        project.mkdir()
+        env = R.base_env(home, bindir)
+        R.check_version(case, pin, bindir, blocks, env)
+        if registry:
+            registry.npmrc(home, scratch)
+        install(R, case, blocks, home, project, env, marketplace_copy(R, scratch, server_command))
+        {"claude": claude_plugin, "codex": codex_plugin}[agent](R, args, scratch, home, project, env, registry)
     finally:
         if registry:
             registry.close()
     return 0
 
 
-def claude_plugin(R, pin, bindir, blocks, args, scratch, server_command, registry):
-    name = "claude-plugin"
-    home, project = Path(scratch, "home"), Path(scratch, "project")
-    home.mkdir()
-    project.mkdir()
-    env = R.base_env(home, bindir)
-    R.check_version(name, pin, bindir, blocks, env)
-    if registry:
-        registry.npmrc(home, scratch)
-    market = marketplace_copy(R, scratch, server_command)
-    replaced = []
+def install(R, case, blocks, home, project, env, market):
+    """The README's blocks, with the GitHub marketplace replaced by `market`."""
+    replaced, errors = [], []
     for lang, attrs, text in blocks:
         if lang == "sh":
-            if MARKETPLACE not in text:
-                replaced.append(f"no `{MARKETPLACE}` in {text!r}")
+            if f"marketplace add {MARKETPLACE}" not in text:
+                errors.append(f"no `marketplace add {MARKETPLACE}` in {text!r}")
             text = text.replace(f"marketplace add {MARKETPLACE}", f"marketplace add {market}")
         replaced.append((lang, attrs, text))
-    bad = [r for r in replaced if isinstance(r, str)]
-    errors = bad + R.apply_blocks([r for r in replaced if not isinstance(r, str)], home, project, env, None)
-    R.check(not errors, f"{name}: the README's blocks ran (settings, marketplace add, plugin install)", errors)
+    errors += R.apply_blocks(replaced, home, project, env, None)
+    R.check(not errors, f"{case}: the README's blocks ran (marketplace add, plugin install)", errors)
+
+
+def claude_plugin(R, args, scratch, home, project, env, registry):
+    name = "claude-plugin"
     installed = json.loads(Path(home, ".claude", "settings.json").read_text()).get("enabledPlugins", {})
     R.eq(installed, {"rpiv-todo@rpiv-todo": True}, f"{name}: the plugin is enabled in ~/.claude/settings.json")
 
@@ -246,3 +251,134 @@ def claude_plugin(R, pin, bindir, blocks, args, scratch, server_command, registr
     )
     if re.search(r"rpiv_todo_mcp hook[^\n]*(error|panicked)", err):
         R.check(False, f"{name}: the hooks wrote no error", err[-500:])
+
+
+class Budget(ms.ScriptedModel):
+    """The scripted model, making at most `budget` todo calls in all: after a compaction
+    the conversation no longer shows the calls it made, and it must not make them again."""
+
+    def __init__(self, calls, budget, **kw):
+        super().__init__(calls, **kw)
+        self.budget = budget
+
+    def decide(self, api, body):
+        name, what = super().decide(api, body)
+        if name and ms.TODO_NAME.search(name):
+            with self.lock:
+                if self.budget <= 0:
+                    return None, self.final_text
+                self.budget -= 1
+        return name, what
+
+
+class Sequence(ms.ScriptedModel):
+    """The scripted model making `calls` one after another, whatever the conversation
+    already holds (a resumed, compacted one)."""
+
+    def decide(self, api, body):
+        tool = ms.todo_tool(api, body)
+        if tool is None:
+            return super().decide(api, body)
+        with self.lock:
+            if not self.calls:
+                return None, self.final_text
+            return tool[0], self.calls.pop(0)
+
+
+def run_codex(R, env, project, calls, extra, big_first=0, budget=None):
+    """One `codex exec` against a scripted model, its hooks trusted for this run only
+    (a user trusts them once in Codex's /hooks): (exit code, stdout, stderr, model)."""
+    if budget == "sequence":
+        model = Sequence(calls)
+    elif budget is None:
+        model = ms.ScriptedModel(calls, big_first=big_first)
+    else:
+        model = Budget(calls, budget, big_first=big_first)
+    server = ms.ModelServer(model)
+    e, args = R.agent_env(env, "codex", server.url)
+    command = ["codex", "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", *args, *extra]
+    try:
+        proc = subprocess.run(command, cwd=project, env=e, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=R.RUN_TIMEOUT)
+        rc, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as x:
+        rc, out, err = -9, str(x.stdout or ""), f"(killed after {R.RUN_TIMEOUT}s)"
+    server.close()
+    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
+        json.dumps(model.requests, indent=1, ensure_ascii=False)
+    )
+    return rc, out, err, model
+
+
+def codex_last_user_text(req):
+    """The text of the last user message in a Responses request."""
+    for item in reversed(req["body"].get("input") or []):
+        if item.get("type") == "message" and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+    return ""
+
+
+def codex_plugin(R, args, scratch, home, project, env, registry):
+    name = "codex-plugin"
+    config = Path(home, ".codex", "config.toml").read_text() if Path(home, ".codex", "config.toml").exists() else ""
+    R.check('[plugins."rpiv-todo@rpiv-todo"]\nenabled = true' in config, f"{name}: the plugin is enabled in ~/.codex/config.toml", config)
+
+    # 1. A new session: the seven calls.
+    rc, out, err, model = run_codex(R, env, project, R.CALLS, [R.PROMPT])
+    R.check_npx(name, registry)
+    R.check_run(name, model, rc, out, err)
+    R.check_saved(name, env, project, args.nvim, scratch)
+    offered = R.all_offered(model)
+    R.eq([b for b in R.BUILTIN["codex"] if b in offered], [], f"{name}: Codex's own plan tool is not offered")
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
+    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+    m = re.search(r"session id: (\S+)", err)
+    if not R.check(m, f"{name}: 1: codex exec names its session", err[-500:]):
+        return
+    session = m.group(1)
+
+    # 2. Resumed: #2 set in progress; the list once at the start, the reminder once at the end.
+    more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
+    rc, out, err, model = run_codex(R, env, project, more, ["resume", session, "Go on."])
+    R.eq(rc, 0, f"{name}: 2: the resumed session exited 0")
+    reqs = model_requests(model)
+    bodies = [body_text(r) for r in reqs]
+    R.eq(bodies[0].count(RESUMED_LIST) if bodies else None, 1, f"{name}: 2: after the resume the first request carries the open list once")
+    R.eq(max((b.count(LIST_HEAD) for b in bodies), default=0), 1, f"{name}: 2: no request carries it twice")
+    reminded = [b.count(REMINDER) for b in bodies]
+    R.eq([n for n in reminded if n], [1], f"{name}: 2: the turn's end is blocked once: one request carries the reminder, once")
+    R.check(reminded and reminded[-1] == 1, f"{name}: 2: the reminder is in the last request", reminded)
+    R.check(ms.FINAL_TEXT in out, f"{name}: 2: the turn then ended", out[-300:])
+
+    # 3. Resumed, and compacted at once (the first answer reports more tokens than the limit).
+    limit = ["-c", "model_auto_compact_token_limit=2000"]
+    listed = more + [{"action": "list"}]
+    args3 = [*limit, "resume", session, "Next step."]
+    rc, out, err, model = run_codex(R, env, project, listed, args3, big_first=50000, budget=1)
+    R.eq(rc, 0, f"{name}: 3: the resumed, compacted session exited 0")
+    reqs = model_requests(model)
+    compacted = [i for i, r in enumerate(reqs) if "CONTEXT CHECKPOINT COMPACTION" in codex_last_user_text(r)]
+    if R.check(len(compacted) == 1 and compacted[0] + 1 < len(reqs), f"{name}: 3: Codex compacted once, mid-turn", len(compacted)):
+        after = body_text(reqs[compacted[0] + 1])
+        R.eq(after.count(OPEN_LIST), 1, f"{name}: 3: the request after the compaction carries the open list once")
+        R.eq(after.count(LIST_HEAD), 1, f"{name}: 3: and no other copy")
+
+    # 4. Every task done: nothing on the next resume.
+    finish = [{"action": "update", "id": 2, "status": "completed"}, {"action": "update", "id": 3, "status": "completed"}]
+    rc, out, err, model = run_codex(R, env, project, finish, ["resume", session, "Finish the list."], budget="sequence")
+    R.eq(rc, 0, f"{name}: 4: the turn that completes #2 and #3 exited 0")
+    saved = next(iter(Path(env["HOME"], ".local", "state", "nvim", "rpiv_todo").glob("*.json")), None)
+    tasks = json.loads(saved.read_text())["tasks"] if saved else []
+    R.eq([t["status"] for t in tasks], ["completed"] * 3, f"{name}: 4: every task completed")
+    before = body_text(model_requests(model)[-1]).count(LIST_HEAD) if model_requests(model) else None
+    rc, out, err, model = run_codex(R, env, project, [], ["resume", session, "Next step."])
+    R.eq(rc, 0, f"{name}: 4: resumed again, exited 0")
+    reqs = model_requests(model)
+    R.check(reqs, f"{name}: 4: the prompt reached the model")
+    # The resumed history keeps what earlier hooks put in; nothing is added to it.
+    got = body_text(reqs[0]).count(LIST_HEAD) if reqs else None
+    R.eq(got, before, f"{name}: 4: with no open task no list is put back (the history's copies only)")
+    R.eq([codex_last_user_text(r) for r in reqs if REMINDER in codex_last_user_text(r)], [], f"{name}: 4: and no reminder")

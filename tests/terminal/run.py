@@ -6,8 +6,8 @@ by scripts/test.sh into a cache folder) and a scripted model on 127.0.0.1
     python3 tests/terminal/run.py CASE [options]
 
 CASE is claude, codex or gemini (one agent), pair (Claude Code and Codex on one list
-at once), or claude-plugin (the Claude Code plugin: tests/terminal/plugin_cases.py says
-what it checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p) with HOME
+at once), or claude-plugin / codex-plugin (an agent's plugin: tests/terminal/plugin_cases.py
+says what each checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p) with HOME
 in a temporary folder, a dummy key and its base-URL setting pointing at the scripted
 model; the machine's network is not used (the whole run is in a network namespace of its
 own when `unshare` allows, with only loopback up).
@@ -358,6 +358,7 @@ GEMINI_ERROR = re.compile(r"MCP tool '[^']*' reported tool error for function ca
 def shown_text(name, exchange, rejected):
     """The reply text inside what agent `name` passed to the model (None when the
     wrapping is not the agent's known one), and what that was."""
+    name = name.removesuffix("-plugin")  # a plugin's case: the agent's own wrapping
     text = exchange.get("result")
     if not isinstance(text, str):
         return None, text
@@ -728,7 +729,7 @@ def offline(argv):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("case", choices=["claude", "codex", "gemini", "pair", "claude-plugin"])
+    parser.add_argument("case", choices=["claude", "codex", "gemini", "pair", "claude-plugin", "codex-plugin"])
     parser.add_argument("--server", choices=["npx", "script", "binary"])
     parser.add_argument("--npm-dir")
     parser.add_argument("--clis")
@@ -746,10 +747,10 @@ def main():
     try:
         if args.case == "pair":
             rc = run_pair(args, cache, scratch)
-        elif args.case == "claude-plugin":
+        elif args.case.endswith("-plugin"):
             import plugin_cases
 
-            rc = plugin_cases.run_claude_plugin(sys.modules[__name__], args, cache, scratch)
+            rc = plugin_cases.run_case(args.case, sys.modules[__name__], args, cache, scratch)
         else:
             rc = run_one(args.case, args, cache, scratch)
     finally:
