@@ -445,12 +445,12 @@ shared_tests() {
             "$ROOT/scripts/build-module.sh" luajit "$ROOT/target/lua-luajit-pause/rpiv_todo/core.so"
     fi
     local case
-    for case in interleave odd hostile kill9 mcp-pair mcp-nvim nvim-pair; do
+    for case in interleave odd hostile kill9 mcp-pair mcp-nvim nvim-pair notes; do
         if ! steps_passed "module build (luajit)"; then
             skip "shared list: $case" "the luajit module did not build"
-        elif [[ $case == mcp-* || $case == kill9 ]] && ! steps_passed "MCP server: build"; then
+        elif [[ $case == mcp-* || $case == kill9 || $case == notes ]] && ! steps_passed "MCP server: build"; then
             skip "shared list: $case" "the server did not build"
-        elif [[ $case == *nvim* ]] && ! steps_passed "place the luajit build"; then
+        elif [[ $case == *nvim* || $case == notes ]] && ! steps_passed "place the luajit build"; then
             skip "shared list: $case" "no luajit build at lua/rpiv_todo/core.so"
         else
             step "shared list: $case (tests/shared/writers.py)" \

@@ -140,6 +140,22 @@ impl List {
         }
     }
 
+    /// Name this server as a writer of the list after its client (at most 64 bytes, on a
+    /// character boundary); its id, and so what it was told, stays.
+    pub fn name_writer(&mut self, by: Option<String>) {
+        let by = by.map(|mut name| {
+            let mut end = name.len().min(64);
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            name.truncate(end);
+            name
+        });
+        if self.writer.name != by {
+            self.writer.name = by;
+        }
+    }
+
     /// Write on stderr what the file noticed (a failed save, a file moved aside).
     fn drain(&mut self) {
         for message in self.file.take_notices() {
@@ -159,6 +175,8 @@ impl List {
 /// A call for the list thread: its arguments, whether it was cancelled, where its result
 /// goes.
 pub struct Job {
+    /// The client's name (its `clientInfo.name`), which names this server as a writer.
+    pub by: Option<String>,
     pub args: Value,
     pub cancelled: Box<dyn Fn() -> bool + Send>,
     pub reply: tokio::sync::oneshot::Sender<CallToolResult>,
@@ -177,6 +195,7 @@ pub fn spawn(list: List) -> std::io::Result<(mpsc::Sender<Job>, std::thread::Joi
                 if job.reply.is_closed() || (job.cancelled)() {
                     continue;
                 }
+                list.name_writer(job.by);
                 let result = list.call(&job.args, &*job.cancelled);
                 let _ = job.reply.send(result);
             }

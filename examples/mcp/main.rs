@@ -351,7 +351,15 @@ impl ServerHandler for Server {
         }
         let (reply, result) = tokio::sync::oneshot::channel();
         let ct = context.ct.clone();
+        // The client's name is this server's name as a writer of the list: the others'
+        // notes say "added by claude-code", not "another program".
+        let by = context
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .filter(|name| !name.trim().is_empty());
         let job = list::Job {
+            by,
             args: Value::Object(request.arguments.unwrap_or_default()),
             cancelled: Box::new(move || ct.is_cancelled()),
             reply,

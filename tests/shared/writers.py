@@ -20,6 +20,10 @@ Cases (each a subcommand; `all` runs them in turn):
   kill9       one writer killed with SIGKILL 50 times during another's burst
   odd         a read-only state directory, a lock held by a hung process, a same-size
               change with its mtime restored
+  notes       two MCP servers (clients claude-code and codex) and the user in a Neovim
+              (:Todos add, :Todos done, the checklist buffer) on one list: the note at the
+              end of each reply names exactly the others' changes since that writer's last
+              call, once, never its own
   hostile     what a stranger or a mishap puts beside the list: the list reached through a
               symbolic link by one writer and directly by another, the lock file removed
               while a writer holds it, a symbolic link (live or dangling) planted at the lock
@@ -126,13 +130,13 @@ class Worker:
 class Server:
     """The MCP server over stdio, spoken to by hand (one JSON-RPC message per line)."""
 
-    def __init__(self, state_dir, project):
+    def __init__(self, state_dir, project, name="writers.py"):
         self.proc = subprocess.Popen([ARGS.mcp, "--state-dir", state_dir], cwd=project,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
         self.next = 0
         self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                "clientInfo": {"name": "writers.py", "version": "1"}})
+                                "clientInfo": {"name": name, "version": "1"}})
         self.notify("notifications/initialized")
 
     def notify(self, method):
@@ -512,6 +516,55 @@ def case_odd():
     shutil.rmtree(base)
 
 
+def case_notes():
+    """Two MCP servers with different clients and the user in a Neovim, on one list: each
+    reply's note names exactly the others' changes since that writer's last call, once."""
+    base, state, project = fresh()
+    claude = Server(state, project, "claude-code")
+    codex = Server(state, project, "codex")
+    check(claude.call({"action": "create", "subject": "Parse"}) == ("Created #1: Parse (pending)", False)
+          and claude.note is None, f"claude's first call: {claude.note!r}")
+    codex.call({"action": "list"})
+    check(codex.note is None, f"codex's first call tells of nothing: {codex.note!r}")
+    # The user, in Neovim: :Todos add, :Todos done 1, then the checklist starts #2.
+    out = os.path.join(base, "user.json")
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(base, "state"),
+               XDG_DATA_HOME=os.path.join(base, "data"), XDG_CACHE_HOME=os.path.join(base, "cache"),
+               W_ROOT=ARGS.root, W_OUT=out)
+    for k in ("VIMINIT", "MYVIMRC", "LUA_PATH", "LUA_CPATH"):
+        env.pop(k, None)
+    subprocess.run([ARGS.nvim, "--headless", "-u", "NONE", "-i", "NONE", "--noplugin",
+                    "-c", f"luafile {ARGS.root}/tests/shared/nvim_user.lua"],
+                   cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    with open(out) as f:
+        user_notes = json.load(f)
+    check(any("Created #2: Write the changelog (pending)" in n for n in user_notes)
+          and any("Updated #2 (pending → in_progress)" in n for n in user_notes),
+          f"the user's edits: {user_notes}")
+    check(not any("Changed by others" in n for n in user_notes[:1]),
+          f"the user's first edit names nothing: {user_notes[:1]}")
+    users = ('#2 "Write the changelog" added by the user; #1 completed by the user; '
+             '#2 started by the user')
+    text, _ = claude.call({"action": "get", "id": 2})
+    check(claude.note == f"(Changed by others since your last call: {users}.)",
+          f"claude is told of the user's three changes: {claude.note!r}")
+    claude.call({"action": "get", "id": 2})
+    check(claude.note is None, f"once: {claude.note!r}")
+    codex.call({"action": "delete", "id": 2})
+    check(codex.note == f"(Changed by others since your last call: {users}.)",
+          f"codex is told of the same, not of claude's create before its first call: {codex.note!r}")
+    codex.call({"action": "list"})
+    check(codex.note is None, f"codex is never told of its own delete: {codex.note!r}")
+    claude.call({"action": "list"})
+    check(claude.note == "(Changed by others since your last call: #2 deleted by codex.)",
+          f"claude hears of codex's delete, by its client's name: {claude.note!r}")
+    claude.close()
+    codex.close()
+    print("  two MCP servers (claude-code, codex) and a Neovim user: each told exactly the "
+          "others' changes, once", flush=True)
+    shutil.rmtree(base)
+
+
 def pause_at(worker, gates, point, params):
     """Send `params` to a worker of the pause build and wait until it stops at `point`."""
     open(os.path.join(gates, point), "w").close()
@@ -632,6 +685,7 @@ CASES = {
     "kill9": case_kill9,
     "odd": case_odd,
     "hostile": case_hostile,
+    "notes": case_notes,
 }
 
 
