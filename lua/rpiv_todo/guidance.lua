@@ -20,20 +20,20 @@ M.defaults = {
     .. " (statuses, dependencies); the tool keeps the list when the conversation is"
     .. " summarized, so call list rather than recreate tasks",
   prompt_guidelines = {
-    "Open a list when the work takes three or more distinct steps or the user hands you several"
-      .. " things at once; skip the list for a single quick edit or a plain question.",
+    "Open a list for three or more steps or several requests at once; skip the list for a single"
+      .. " quick edit or a plain question.",
     "Keep exactly one task in_progress, and mark it in_progress before you start on it.",
-    "Mark a task completed the moment it is done; never save completions up for a batch at the"
-      .. " end. Finishing #1 and starting #2 is one call:"
+    "Mark a task completed the moment it is done; never save completions up for the end."
+      .. " Finishing #1 and starting #2 is one call:"
       .. ' {"action":"update","tasks":[{"id":1,"status":"completed"},{"id":2,"status":"in_progress"}]}.',
-    "Never mark a task completed while its tests fail, the build is broken or the work is partly"
-      .. " done: keep it in_progress and create a task for what blocks it.",
+    "Never mark a task completed while its tests fail or the work is partly done: keep it"
+      .. " in_progress and create a task for what blocks it.",
     "Never reopen finished work: create a new task for it.",
     'To change a status send only the id and the status: {"action":"update","id":3,"status":"completed"}.',
-    "Sequence work with blockedBy on create; on update, addBlockedBy and removeBlockedBy take only"
-      .. " the ids that change, never the whole array.",
+    "Sequence work with blockedBy on create; addBlockedBy and removeBlockedBy take only the ids"
+      .. " that change, never the whole array.",
     'Write subject as a short imperative title ("Write the parser"), detail and acceptance criteria'
-      .. " in description, and activeForm as the present-continuous label shown while the task runs"
+      .. " in description, and activeForm as the present-continuous label shown while it runs"
       .. ' ("Writing the parser").',
   },
 }

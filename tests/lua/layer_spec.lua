@@ -141,7 +141,7 @@ H.guidance_topics = {
   { "exactly one task in_progress", { "exactly one task in_progress" } },
   { "mark it before starting", { "in_progress before you start" } },
   { "complete immediately", { "completed the moment it is done" } },
-  { "never saved up", { "never save completions up", "batch at the end" } },
+  { "never saved up", { "never save completions up for the end" } },
   {
     "finishing one and starting the next is one call",
     { '{"action":"update","tasks":[{"id":1,"status":"completed"},{"id":2,"status":"in_progress"}]}' },
@@ -168,7 +168,7 @@ H.description_phrases = {
   "- update: id and at least one of status, subject, description, activeForm, owner, metadata,"
     .. " addBlockedBy, removeBlockedBy.",
   "- list: optional status filter; includeDeleted: true also shows deleted tasks.",
-  "- get: id; the task, what it waits for and what it blocks.",
+  "- get: id; the task with what it waits for and blocks.",
   "- delete: id; the task stays as a tombstone.",
   "- clear: drops every task; ids restart at 1.",
   "never list positions",
@@ -239,6 +239,16 @@ T.test("what an MCP client reads says each rule once", function()
   T.eq(H.count(sent, todo.guidance.defaults.prompt_snippet), 1, "the snippet")
   T.eq(def.instructions, todo.guidance.defaults.prompt_snippet, "the snippet is the instructions")
   T.eq(H.count(def.parameters_json, '"description":"'), 0, "no property descriptions")
+end)
+
+T.test("the MCP description fits the 2048 characters Claude Code keeps of it", function()
+  -- Claude Code 2.1 cuts an MCP tool's description at 2048 characters and appends
+  -- "… [truncated]" (seen in its request bodies, bench/README.md): the last guidelines
+  -- would never reach the model.
+  local description = require("rpiv_todo.tool").definition(todo.tool()).description
+  local characters = #description - select(2, description:gsub("[\128-\191]", ""))
+  T.ok(characters <= 2048, "the description has " .. characters .. " characters")
+  T.eq(description:sub(-23), '("Writing the parser").', "the last guideline ends the text")
 end)
 
 -- ---------------------------------------------------------------------------

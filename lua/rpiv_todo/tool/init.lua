@@ -21,21 +21,20 @@ M.label = schema.LABEL
 -- and what the fields that need it mean, each said once. How to use the tool well is the
 -- guidelines' part (guidance.lua), and the snippet says when to use it.
 M.description = table.concat({
-  "Keeps a task list for multi-step work. Ids are the numbers replies give (#3 is 3), never list positions.",
-  "Actions:",
+  "Ids are the numbers replies give (#3 is 3), never list positions.",
   "- create: subject; optional description, activeForm, owner, metadata, blockedBy.",
   "- update: id and at least one of status, subject, description, activeForm, owner, metadata,"
     .. " addBlockedBy, removeBlockedBy.",
   "- list: optional status filter; includeDeleted: true also shows deleted tasks.",
-  "- get: id; the task, what it waits for and what it blocks.",
+  "- get: id; the task with what it waits for and blocks.",
   "- delete: id; the task stays as a tombstone.",
   "- clear: drops every task; ids restart at 1.",
-  "create and update take several tasks at once as tasks: [{...}, ...], each item holding the"
-    .. " fields of one call; all or nothing, one reply line per change.",
+  "create and update also take tasks: [{...}, ...], each item one call's fields; all or nothing,"
+    .. " one reply line per change.",
   "Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed can only become"
-    .. " deleted, deleted is final, and sending the current status is a no-op.",
-  "blockedBy: ids the task waits for; each must exist and not be deleted, and no cycle is allowed."
-    .. " metadata: free-form object; update merges it by key, and a key set to null is removed.",
+    .. " deleted, deleted is final; sending the current status is a no-op.",
+  "blockedBy: ids the task waits for, existing and not deleted; no cycle. metadata: free-form;"
+    .. " update merges it by key, a key set to null is removed.",
 }, "\n")
 
 M.parameters = schema.parameters
