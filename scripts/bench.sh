@@ -19,6 +19,8 @@
 #                                                  with RPIV_BENCH_BASE, against that revision)
 #   scripts/bench.sh --tokens                     (the tool's text, replies and re-injected text
 #                                                  in tokens, before and after; token_counts below)
+#   scripts/bench.sh --tokens-agents              (the request bodies of the real terminal agents
+#                                                  in tokens; agent_token_counts below)
 #
 # The anchor (todo.lua, overlay.lua) is read from $RPIV_ANCHOR, default ../shared/bench/anchor
 # beside the repository; without it the comparison is skipped (said so) and the module's
@@ -155,8 +157,38 @@ token_counts() {
     rm -rf "$work"
 }
 
+# The same counted in what the real agents send: tests/terminal/run.py runs each of
+# ${RPIV_BENCH_AGENTS:-claude codex gemini} against the scripted model with this checkout's
+# MCP server (scripts/mcp.sh; built here when missing) and keeps the request bodies;
+# bench/tokens_agents.mjs counts them (the whole bodies, the todo tool in them, and the
+# agent's own list tools in the run that offers them).
+agent_token_counts() {
+    local npm_dir=${RPIV_BENCH_NPM:-$HOME/.cache/rpiv_todo/bench-npm} agent kept args=()
+    token_counts >/dev/null # the tokenizers, installed on first use
+    cargo build --release -p rpiv_todo_mcp >/dev/null 2>&1
+    for agent in ${RPIV_BENCH_AGENTS:-claude codex gemini}; do
+        kept=$(python3 tests/terminal/run.py "$agent" --server script --keep 2>&1 | sed -n 's/^# kept //p')
+        if [[ -z $kept ]]; then
+            echo "$agent: no recording (tests/terminal/run.py $agent says why)"
+            continue
+        fi
+        # shellcheck disable=SC2012 # the largest recording is the session's
+        args+=("$agent-ours=$(ls -S "$kept"/requests-*.json | head -n 1)")
+        if compgen -G "$kept/first/requests-*.json" >/dev/null; then
+            # shellcheck disable=SC2012
+            args+=("$agent-own-list-one-turn=$(ls -S "$kept"/first/requests-*.json | head -n 1)")
+        fi
+    done
+    [[ ${#args[@]} -gt 0 ]] && node "$ROOT/bench/tokens_agents.mjs" "$npm_dir" "${args[@]}"
+    return 0
+}
+
 if [[ ${1:-} == --tokens ]]; then
     token_counts
+    exit 0
+fi
+if [[ ${1:-} == --tokens-agents ]]; then
+    agent_token_counts
     exit 0
 fi
 if [[ ${1:-} == --instructions ]]; then
