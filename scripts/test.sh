@@ -419,6 +419,12 @@ mcp_tests() {
         step "MCP server against the Python SDK (tests/mcp/client_test.py)" \
             guarded python3 "$ROOT/tests/mcp/client_test.py" "$deps/model-context-protocol"
     fi
+    if steps_passed "MCP server: build"; then
+        step "MCP server: the list as a resource, its updates, export (tests/mcp/resource_test.py)" \
+            guarded python3 "$ROOT/tests/mcp/resource_test.py" "$ROOT/target/release/rpiv_todo_mcp"
+    else
+        skip "MCP server: the list as a resource, its updates, export (tests/mcp/resource_test.py)" "the server did not build"
+    fi
     # The editor and the server on one list: a headless Neovim with persist = true starts
     # scripts/mcp.sh in its directory.
     if [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then

@@ -143,7 +143,7 @@ const HEAD: &[u8] = b"{\"version\":1,\"generation\":";
 const HEAD_LEN: usize = 64;
 
 /// The generation written at the front of `head`, or 0 when there is none.
-fn generation_of(head: &[u8]) -> u64 {
+pub fn generation_of(head: &[u8]) -> u64 {
     let Some(rest) = head.strip_prefix(HEAD) else {
         return 0;
     };

@@ -42,6 +42,9 @@ pub struct List {
     /// The replies of changes saved although their calls were cancelled meanwhile (after
     /// the write): never sent, so the next reply says them.
     unsent: Vec<String>,
+    /// The file's generation after this server's last read or write (the resource's watch
+    /// tells its own writes from another program's by it).
+    own: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl List {
@@ -60,6 +63,7 @@ impl List {
             structured,
             reported: HashSet::new(),
             unsent: Vec::new(),
+            own: Default::default(),
         };
         match list.file.sync(&mut list.state) {
             Ok(_) => {}
@@ -76,6 +80,8 @@ impl List {
             }
         }
         list.drain();
+        list.own
+            .store(list.file.generation(), std::sync::atomic::Ordering::SeqCst);
         list
     }
 
@@ -131,6 +137,8 @@ impl List {
             Err(e) => Reply::error(e.to_string()),
         };
         self.drain();
+        self.own
+            .store(self.file.generation(), std::sync::atomic::Ordering::SeqCst);
         if self.structured {
             let out = rpiv_todo::call::write_json(&mut self.json, &self.state, &reply, args);
             let result = serde_json::from_slice(&out).unwrap_or(Value::Null);
@@ -138,6 +146,11 @@ impl List {
         } else {
             text_answer(reply.text, reply.error.is_some())
         }
+    }
+
+    /// The file's generation after this server's last call, as it changes.
+    pub fn own_generation(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        std::sync::Arc::clone(&self.own)
     }
 
     /// Name this server as a writer of the list after its client (at most 64 bytes, on a

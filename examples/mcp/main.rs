@@ -27,11 +27,17 @@
 //!
 //! ```text
 //! rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured]
+//! rpiv_todo_mcp export [--state-dir DIR] [--session NAME]   # the list as Markdown
 //! rpiv_todo_mcp --help | --version
 //! ```
+//!
+//! The list is also a resource (`todo://list/<session>`, `text/markdown`, `resource.rs`):
+//! `resources/read` gives the checklist `:Todos edit` shows, and a subscribed client is
+//! sent `notifications/resources/updated` when another program changes the list file.
 
 mod hook;
 mod list;
+mod resource;
 mod transport;
 
 use std::borrow::Cow;
@@ -39,9 +45,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -58,12 +65,18 @@ const USAGE: &str = "usage: rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--
 
 /// What `--help` prints.
 const HELP: &str = r#"usage: rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured]
+       rpiv_todo_mcp export [--state-dir DIR] [--session NAME]
        rpiv_todo_mcp --help | --version
 
 An MCP server on stdio offering rpiv_todo's `todo` tool; an MCP client starts it (through
 `npx -y rpiv-todo-mcp`, the plugin's scripts/mcp.sh, or this binary). The list is saved
 after every change, one list per working directory, in the files Neovim's persist = true
 uses, so the editor shows the agent's tasks.
+
+`export` prints the list the server would use as a Markdown checklist (for a terminal or
+a git hook), and writes nothing. The server also offers the list as a resource,
+todo://list/<session> (text/markdown), and tells a subscribed client when another
+program changes it.
 
 options:
   --state-dir DIR   where the lists are saved (default: the directory Neovim uses,
@@ -160,6 +173,8 @@ struct Server {
     instructions: String,
     version: String,
     jobs: mpsc::Sender<list::Job>,
+    /// The list as a resource (`todo://list/<session>`).
+    resource: Arc<resource::ListResource>,
 }
 
 /// What the Lua layer says about the tool (and the config about the server).
@@ -307,13 +322,36 @@ const VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V_2026_07_28,
 ];
 
+impl Server {
+    /// `uri` is this server's resource, or the error MCP gives for an unknown one.
+    fn known(&self, uri: &str) -> std::result::Result<(), ErrorData> {
+        if uri == self.resource.uri {
+            return Ok(());
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode(-32002),
+            format!(
+                "resource not found: {uri} (this server has {})",
+                self.resource.uri
+            ),
+            None,
+        ))
+    }
+}
+
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("rpiv_todo", self.version.clone()).with_title("rpiv_todo"),
-            )
-            .with_instructions(self.instructions.clone())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("rpiv_todo", self.version.clone()).with_title("rpiv_todo"),
+        )
+        .with_instructions(self.instructions.clone())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -333,6 +371,56 @@ impl ServerHandler for Server {
             ));
         }
         Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, ErrorData> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(ErrorData::invalid_params(
+                format!("invalid cursor {cursor:?}: the resource list has one page"),
+                None,
+            ));
+        }
+        Ok(ListResourcesResult::with_all_items(vec![self
+            .resource
+            .describe()]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, ErrorData> {
+        self.known(&request.uri)?;
+        let text = self
+            .resource
+            .markdown()
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        let contents = ResourceContents::text(text, request.uri).with_mime_type("text/markdown");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        self.known(&request.uri)?;
+        self.resource.watch(context.peer.clone());
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        self.known(&request.uri)
     }
 
     async fn call_tool(
@@ -377,6 +465,10 @@ fn main() {
     // `hook EVENT ...`: an agent's hook (hook.rs), not the server.
     if std::env::args().nth(1).as_deref() == Some("hook") {
         std::process::exit(hook::main(std::env::args().skip(2)));
+    }
+    // `export`: the list this server would use, as the Markdown checklist, on stdout.
+    if std::env::args().nth(1).as_deref() == Some("export") {
+        std::process::exit(export(std::env::args().skip(2)));
     }
     let opts = match parse_args(std::env::args().skip(1)) {
         Ok(Command::Serve(opts)) => opts,
@@ -460,6 +552,51 @@ end
 /// The state directory, made when missing (with its missing parents) readable by the user
 /// alone, 0700: the list files' names spell out project paths. Named by its absolute path,
 /// as Neovim names it.
+/// `rpiv-todo-mcp export [--state-dir DIR] [--session NAME]`: the list the server would use
+/// in this directory, as a Markdown checklist on stdout; nothing is created or written.
+fn export(args: impl IntoIterator<Item = String>) -> i32 {
+    let opts = match parse_args(args) {
+        Ok(Command::Serve(opts)) if opts.config.is_none() && !opts.structured => opts,
+        Ok(Command::Help) => {
+            println!("usage: rpiv_todo_mcp export [--state-dir DIR] [--session NAME]");
+            return 0;
+        }
+        Ok(_) => {
+            eprintln!("usage: rpiv_todo_mcp export [--state-dir DIR] [--session NAME]");
+            return 2;
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            return 2;
+        }
+    };
+    let state_dir = opts.state_dir.unwrap_or_else(default_state_dir);
+    // Named as the server names it: by the absolute directory (when it exists at all).
+    let state_dir = std::fs::canonicalize(&state_dir).unwrap_or(state_dir);
+    let Some(key) = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.to_str().map(str::to_owned))
+    else {
+        eprintln!("rpiv_todo_mcp export: the working directory is not valid UTF-8");
+        return 1;
+    };
+    let session = opts.session.as_deref().unwrap_or("default");
+    let path = state_dir.join(rpiv_todo::naming::file_name(
+        key.as_bytes(),
+        session.as_bytes(),
+    ));
+    match resource::markdown_of(&path) {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!("rpiv_todo_mcp export: {e}");
+            1
+        }
+    }
+}
+
 fn make_state_dir(dir: &Path) -> std::io::Result<PathBuf> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
@@ -488,13 +625,19 @@ fn serve(opts: Options) -> Result<()> {
         key.as_bytes(),
         session.as_bytes(),
     ));
-    let list = list::List::open(path, session, described.structured);
+    let list = list::List::open(path.clone(), session, described.structured);
+    let resource = Arc::new(resource::ListResource::new(
+        path,
+        session,
+        list.own_generation(),
+    ));
     let (jobs, worker) = list::spawn(list)?;
     let server = Server {
         tool: described.tool,
         instructions: described.instructions,
         version: described.version,
         jobs,
+        resource,
     };
     let (stdio, flusher) = transport::start(input, output)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
