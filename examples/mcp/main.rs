@@ -52,7 +52,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use rpiv_todo::mlua::{self, Function, Lua, LuaSerdeExt, Table};
+use rpiv_todo::mlua::{self, Function, Lua, Table};
 use serde_json::Value;
 
 /// The Lua side: the tool's description.
@@ -279,7 +279,9 @@ fn describe(config: Option<&Path>, structured: bool) -> Result<Described> {
     let structured = structured || from_config?.structured == Some(true);
     let glue: Table = lua.load(GLUE).set_name("@examples/mcp/server.lua").eval()?;
     let desc: Table = glue.get::<Function>("describe")?.call(())?;
-    let parameters: Value = lua.from_value(desc.get::<mlua::Value>("parameters")?)?;
+    // JSON text in a fixed order (`action` first), the same bytes at every start, so the
+    // agents' prompt caches hold across sessions: never a Lua table's order.
+    let parameters: Value = serde_json::from_str(&desc.get::<String>("parameters_json")?)?;
     let Value::Object(schema) = parameters else {
         return Err("the tool's parameters are not a JSON object".into());
     };
@@ -659,6 +661,28 @@ fn serve(opts: Options) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tool_text_is_the_same_bytes_at_every_start_and_says_the_snippet_once() {
+        let (a, b) = (
+            describe(None, false).unwrap(),
+            describe(None, false).unwrap(),
+        );
+        let schema = |d: &Described| serde_json::to_string(&*d.tool.input_schema).unwrap();
+        assert_eq!(schema(&a), schema(&b));
+        let first = a.tool.input_schema["properties"]
+            .as_object()
+            .and_then(|p| p.keys().next().cloned());
+        assert_eq!(first.as_deref(), Some("action"));
+        let description = a.tool.description.as_deref().unwrap_or_default();
+        // Claude Code keeps 2048 characters of an MCP tool's description.
+        assert!(description.chars().count() <= 2048, "{}", description.len());
+        assert!(!a.instructions.is_empty());
+        assert!(
+            !description.contains(a.instructions.as_str()),
+            "the snippet twice"
+        );
+    }
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()

@@ -6,23 +6,20 @@
 
 local M = {}
 
----What the server advertises: the tool's name, its description with the prompt snippet and
----the guidelines (MCP has no other place a client is sure to show the model), the JSON Schema
----of its arguments, and the snippet again as the server's instructions.
----@return table { name, title, description, parameters, instructions, version }
+---What the server advertises, from the tool's definition (`rpiv_todo.tool.definition`): the
+---description with its guidelines, each rule said once; the schema as JSON text in a fixed
+---order; and the prompt snippet once, as the server's instructions (clients that show them
+---would otherwise read it twice). A user's guidance override applies.
+---@return table { name, title, description, parameters_json, instructions, version }
 function M.describe()
   local todo = require("rpiv_todo")
-  local spec = todo.tool()
-  local parts = { spec.description, "", spec.prompt_snippet, "", "Guidelines:" }
-  for _, line in ipairs(spec.prompt_guidelines) do
-    parts[#parts + 1] = "- " .. line
-  end
+  local d = require("rpiv_todo.tool").definition(todo.tool())
   return {
-    name = spec.name,
-    title = spec.label,
-    description = table.concat(parts, "\n"),
-    parameters = spec.parameters,
-    instructions = spec.prompt_snippet,
+    name = d.name,
+    title = d.title,
+    description = d.description,
+    parameters_json = d.parameters_json,
+    instructions = d.instructions,
     version = todo.version,
   }
 end
