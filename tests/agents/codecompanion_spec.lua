@@ -275,7 +275,7 @@ T.test(label .. ": openai_responses gets the strict form, calls in that form wor
   local tool = A.find_tool(req.body, "todo")
   T.eq(tool.strict, true, "strict")
   T.eq(tool.parameters.additionalProperties, false, "closed object")
-  T.eq(#tool.parameters.required, 12, "every property required")
+  T.eq(#tool.parameters.required, 13, "every property required (the twelve fields and tasks, the batch form)")
   T.eq(tool.parameters.strict, nil, "codecompanion's marker is not sent")
   T.eq(tool.parameters.properties.metadata.type[1], "string", "metadata as text")
   local null_all = '"description":null,"activeForm":null,"status":null,"id":null,"blockedBy":null,'
