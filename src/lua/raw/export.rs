@@ -24,7 +24,7 @@
 //!   metatable of a destroyed userdata have functions of mlua's too (`__tostring`, which
 //!   makes a protected call): they are behind `entry` as well.
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_int, CStr};
 
 use mlua::{ffi, Function, Lua, Table, Value as LuaValue};
 
@@ -125,14 +125,12 @@ unsafe fn seal_metatable(l: L, ud: c_int, prefix: &CStr, internal: bool) {
     let gc = ffi::lua_tocfunction(l, -1);
     ffi::lua_settop(l, mt);
     wrap_functions(l, mt, prefix);
-    if let Some(gc) = gc {
-        if gc as *const () != guard_gc as ffi::lua_CFunction as *const () {
-            ffi::lua_pushvalue(l, mt);
-            ffi::lua_pushlightuserdata(l, gc as *mut c_void);
-            ffi::lua_pushboolean(l, internal as c_int);
-            ffi::lua_pushcclosure(l, guard_gc, 3);
-            ffi::lua_setfield(l, mt, c"__gc".as_ptr());
-        }
+    if let Some(slot) = gc.and_then(remember_gc) {
+        ffi::lua_pushvalue(l, mt);
+        ffi::lua_pushinteger(l, slot as _);
+        ffi::lua_pushboolean(l, internal as c_int);
+        ffi::lua_pushcclosure(l, guard_gc, 3);
+        ffi::lua_setfield(l, mt, c"__gc".as_ptr());
     }
     ffi::lua_settop(l, top);
 }
@@ -254,7 +252,28 @@ unsafe extern "C-unwind" fn entry(l: L) -> c_int {
     ffi::lua_gettop(l)
 }
 
-/// The `__gc` of a sealed metatable (upvalue 1): mlua's (upvalue 2, a light userdata),
+/// mlua's `__gc` functions that `guard_gc` calls, by slot: the same few in every state of
+/// the process (one per type: `destroy_userdata_storage::<List>`, `::<Live>`, and
+/// `collect_userdata::<WrappedFailure>`), kept here so that no upvalue hands them out.
+static GCS: [std::sync::atomic::AtomicPtr<()>; 4] = [const {
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut())
+}; 4];
+
+/// The slot of `GCS` that holds `gc`, taking a free one if none does yet; `None` when full
+/// (the `__gc` is then left as mlua's, which no type of this module reaches).
+fn remember_gc(gc: ffi::lua_CFunction) -> Option<usize> {
+    use std::sync::atomic::Ordering;
+    let p = gc as *mut ();
+    if p == guard_gc as ffi::lua_CFunction as *mut () {
+        return None;
+    }
+    GCS.iter().position(|slot| {
+        slot.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire)
+            .map_or_else(|now| now == p, |_| true)
+    })
+}
+
+/// The `__gc` of a sealed metatable (upvalue 1): mlua's (`GCS` at the slot in upvalue 2),
 /// only for a userdata whose metatable is that one; anything else is a Lua error. Upvalue
 /// 3: the object is mlua's own (see `seal_metatable`): its metatable is taken away once it
 /// is dropped.
@@ -268,7 +287,11 @@ unsafe extern "C-unwind" fn guard_gc(l: L) -> c_int {
         ffi::lua_settop(l, -2);
         same
     };
-    let destroy = ffi::lua_touserdata(l, ffi::lua_upvalueindex(2));
+    let slot = ffi::lua_tointeger(l, ffi::lua_upvalueindex(2));
+    let destroy = usize::try_from(slot)
+        .ok()
+        .and_then(|i| GCS.get(i))
+        .map_or(std::ptr::null_mut(), |p| p.load(std::sync::atomic::Ordering::Acquire));
     if !ours || destroy.is_null() {
         ffi::lua_pushstring(
             l,
@@ -278,11 +301,12 @@ unsafe extern "C-unwind" fn guard_gc(l: L) -> c_int {
     }
     // mlua's destructor reads slot 1 (and a true slot 2 would change how it reports).
     ffi::lua_settop(l, 1);
-    // SAFETY: upvalue 2 was made by `seal` from `lua_tocfunction` of this metatable's own
-    // `__gc`, a `lua_CFunction`; function and data pointers have one size and
-    // representation on every platform mlua supports. It is called as Lua would call it:
-    // on this state, with the userdata of its type in slot 1 and stack room to spare.
-    let destroy = std::mem::transmute::<*mut c_void, ffi::lua_CFunction>(destroy);
+    // SAFETY: the slot was filled by `remember_gc` from `lua_tocfunction` of this
+    // metatable's own `__gc`, a `lua_CFunction`, and is never changed once filled; function
+    // and data pointers have one size and representation on every platform mlua supports.
+    // It is called as Lua would call it: on this state, with the userdata of its type in
+    // slot 1 and stack room to spare.
+    let destroy = std::mem::transmute::<*mut (), ffi::lua_CFunction>(destroy);
     let n = destroy(l);
     if ffi::lua_toboolean(l, ffi::lua_upvalueindex(3)) != 0 {
         // Dropped: no metatable, so no `__gc` and no `__tostring` of mlua's reads it again.
