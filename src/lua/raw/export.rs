@@ -255,9 +255,8 @@ unsafe extern "C-unwind" fn entry(l: L) -> c_int {
 /// mlua's `__gc` functions that `guard_gc` calls, by slot: the same few in every state of
 /// the process (one per type: `destroy_userdata_storage::<List>`, `::<Live>`, and
 /// `collect_userdata::<WrappedFailure>`), kept here so that no upvalue hands them out.
-static GCS: [std::sync::atomic::AtomicPtr<()>; 4] = [const {
-    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut())
-}; 4];
+static GCS: [std::sync::atomic::AtomicPtr<()>; 4] =
+    [const { std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()) }; 4];
 
 /// The slot of `GCS` that holds `gc`, taking a free one if none does yet; `None` when full
 /// (the `__gc` is then left as mlua's, which no type of this module reaches).
@@ -291,7 +290,9 @@ unsafe extern "C-unwind" fn guard_gc(l: L) -> c_int {
     let destroy = usize::try_from(slot)
         .ok()
         .and_then(|i| GCS.get(i))
-        .map_or(std::ptr::null_mut(), |p| p.load(std::sync::atomic::Ordering::Acquire));
+        .map_or(std::ptr::null_mut(), |p| {
+            p.load(std::sync::atomic::Ordering::Acquire)
+        });
     if !ours || destroy.is_null() {
         ffi::lua_pushstring(
             l,
