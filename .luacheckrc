@@ -33,6 +33,7 @@ files["tests/screen/init.lua"] = nvim
 files["tests/agents/"] = nvim
 files["tests/mcp/editor_spec.lua"] = nvim
 files["tests/shared/nvim_worker.lua"] = nvim
+files["tests/shared/nvim_user.lua"] = nvim
 files["bench/shared_nvim.lua"] = nvim
 files["bench/front_end_nvim.lua"] = nvim
 -- Run both from plain interpreters and inside Neovim: they test `vim` before using it.

@@ -152,6 +152,27 @@ function core.from_strict(params, list) end
 ---@return rpiv_todo.State
 function core.replay(entries) end
 
+---The list as a Markdown checklist, one line per task that is not deleted:
+---`- [ ] #3 Write the parser ⛓ #1` (`[ ]` pending, `[/]` in progress, `[x]` completed,
+---`⛓` what it waits for), its activeForm (`  > ...`) and description indented under it.
+---What `:Todos edit` and `:Todos export` show.
+---@param list userdata|rpiv_todo.State|string a list handle, a state or its JSON text
+---@return string markdown
+function core.markdown(list) end
+
+---The calls that turn {base} into what the checklist {text} shows: a line without an id
+---a create (with `then_status` for a box other than `[ ]`), a changed box, subject,
+---activeForm, description or `⛓` an update, a line removed a delete; `errors` the lines
+---refused, with their number (0 for a removed line) and why. A line about a task that
+---differs between {base} and {current} (another writer changed it) is refused, never
+---written over. With {base} nil, an import: every item a create, its `#n` kept as
+---`reference` for the `blockedBy` of the others.
+---@param text string
+---@param base? userdata|rpiv_todo.State|string the list the checklist was made from
+---@param current? userdata|rpiv_todo.State|string the list now (default: {base})
+---@return { steps: { line: integer, params: table, then_status?: string, reference?: integer }[], errors: { line: integer, message: string }[] }
+function core.markdown_plan(text, base, current) end
+
 ---Is {branch} (a compacted branch's list) a reason to replace {held}? True when it is the
 ---same list, or when tool calls can turn {held} into it and none can turn it back (the
 ---status machine's transitions, `Status::can_move_to`); false for an older list or one
