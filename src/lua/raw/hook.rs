@@ -11,7 +11,10 @@
 //!
 //! How: while the outermost call of the module runs on a thread that has a hook, the hook
 //! is wrapped (`relay`): it still sees every event, and any call of the module it makes is
-//! refused (`Entered::enter`). On Lua 5.1 and LuaJIT the return events of C functions
+//! refused (`export::entry`, and `Entered::enter` for a call that came another way). The
+//! wrap is taken by `export::entry`, before mlua reads the call's arguments, and lasts
+//! until mlua has converted its results or its error: mlua's protected calls there open
+//! the same window. On Lua 5.1 and LuaJIT the return events of C functions
 //! (mlua's own protected calls, the window above) are not passed on while the module runs:
 //! there a hook could crash the host without calling this module at all (`tostring` of
 //! any mlua error does a protected call). The hook is put back when the call ends, unless
