@@ -60,6 +60,13 @@ impl Wrapped {
     }
 }
 
+/// Calls of the module under way on this thread, the one running included once it has
+/// entered.
+#[cfg(feature = "lua51")]
+pub fn depth() -> usize {
+    DEPTH.get()
+}
+
 /// Whether a call of the module made now is a hook's, made while another call runs (the
 /// call is then refused: see `Entered::enter`).
 pub fn refusing() -> bool {

@@ -1050,10 +1050,14 @@ impl CollectorHold {
         }
     }
 
-    /// On 5.1 `export::entry` holds the collector around every call, so this one, inside,
-    /// finds it stopped and does nothing; it holds only a call that came some other way.
+    /// On 5.1 `export::entry` holds the collector around every call: a call inside
+    /// another (`guarded` inside `entry`, which has entered the call already) holds
+    /// nothing more. Only a call that came some other way takes the hold here.
     #[cfg(feature = "lua51")]
     pub(super) fn new(lua: &Lua) -> CollectorHold {
+        if hook::depth() > 1 {
+            return CollectorHold { held: None };
+        }
         // SAFETY: `lua.state()` is the state running the call, which outlives the hold
         // (`guarded` drops it before returning).
         unsafe { CollectorHold::of_state(lua.state()) }
