@@ -207,12 +207,13 @@ T.test("a metatable's __gc called by hand with a wrong value raises; with its ow
     gc(list)
   end, "__gc: expected a userdata of this metatable's type")
   -- An error object's __gc by hand, then the collector: freed once (valgrind on 5.4).
-  local err = H.error_object()
-  local err_gc = rawget(debug.getmetatable(err), "__gc")
-  err_gc(err)
-  T.eq(debug.getmetatable(err), nil)
-  T.eq(type(tostring(err)), "string")
-  err = nil
+  do
+    local err = H.error_object()
+    local err_gc = rawget(debug.getmetatable(err), "__gc")
+    err_gc(err)
+    T.eq(debug.getmetatable(err), nil)
+    T.eq(type(tostring(err)), "string")
+  end
   collectgarbage()
   collectgarbage()
 end)
