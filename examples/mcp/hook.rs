@@ -228,8 +228,12 @@ fn write_record(path: &Path, record: &Record) {
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|()| {
-            let text = record.to_json().to_string();
-            rpiv_todo::store::write_atomic(path, text.as_bytes()).map_err(std::io::Error::other)
+            // Renamed into place, without an fsync: a record lost in a crash costs at most
+            // one more copy of the list, and an fsync would cost more than the rest of the
+            // hook (bench/hook.py).
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, record.to_json().to_string())?;
+            std::fs::rename(&tmp, path)
         });
     if let Err(e) = written {
         eprintln!("rpiv_todo_mcp hook: {}: {e}", path.display());
@@ -350,8 +354,9 @@ pub fn decide(
             if event == Event::BeforeAgent && !compressed && !changed && record.shown.is_some() {
                 return None;
             }
-            let list = lua_text(state, "compact")?;
-            let key = rpiv_todo::naming::sha256(list.as_bytes());
+            // The list's identity, without rendering it (Lua runs only to put it in).
+            let tasks = serde_json::to_vec(&state.tasks).unwrap_or_default();
+            let key = rpiv_todo::naming::sha256(&tasks);
             let activity = record.turns + record.prompts;
             let resumed = input.get("source").and_then(Value::as_str) == Some("resume");
             let last = record.shown.as_ref();
@@ -363,8 +368,8 @@ pub fn decide(
             {
                 return None;
             }
+            let mut text = lua_text(state, "compact")?;
             record.shown = Some((key, activity));
-            let mut text = list;
             let note = seen.and_then(|(epoch, seq)| {
                 journal.note_where(&Mark::at(epoch, seq), |e: &Entry| e.by.is_some())
             });

@@ -133,7 +133,7 @@ def run_claude(R, env, project, calls, prompt_args, stdin_messages=None):
 
 
 def run_case(case, R, args, cache, scratch):
-    """claude-plugin or codex-plugin: run.py's exit code for the case."""
+    """claude-plugin, codex-plugin or gemini-plugin: run.py's exit code for the case."""
     agent = case.removesuffix("-plugin")
     pin = R.pins()[agent]
     bindir, why = R.cli_bin(cache, pin)
@@ -156,8 +156,15 @@ def run_case(case, R, args, cache, scratch):
         R.check_version(case, pin, bindir, blocks, env)
         if registry:
             registry.npmrc(home, scratch)
+        if agent == "gemini":
+            # Test-only, like the base URL: the folder trusted (a user answers Gemini's prompt).
+            env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+            R.agent_env(env, "gemini", "http://127.0.0.1:9")  # its first-start settings
+            Path(home, ".local", "share").mkdir(parents=True)  # what git clone would make
         install(R, case, blocks, home, project, env, marketplace_copy(R, scratch, server_command))
-        {"claude": claude_plugin, "codex": codex_plugin}[agent](R, args, scratch, home, project, env, registry)
+        {"claude": claude_plugin, "codex": codex_plugin, "gemini": gemini_plugin}[agent](
+            R, args, scratch, home, project, env, registry
+        )
     finally:
         if registry:
             registry.close()
@@ -169,9 +176,10 @@ def install(R, case, blocks, home, project, env, market):
     replaced, errors = [], []
     for lang, attrs, text in blocks:
         if lang == "sh":
-            if f"marketplace add {MARKETPLACE}" not in text:
-                errors.append(f"no `marketplace add {MARKETPLACE}` in {text!r}")
+            if MARKETPLACE not in text:
+                errors.append(f"no `{MARKETPLACE}` in {text!r}")
             text = text.replace(f"marketplace add {MARKETPLACE}", f"marketplace add {market}")
+            text = text.replace(f"git clone --depth 1 https://github.com/{MARKETPLACE}", f"cp -R {market}")
         replaced.append((lang, attrs, text))
     errors += R.apply_blocks(replaced, home, project, env, None)
     R.check(not errors, f"{case}: the README's blocks ran (marketplace add, plugin install)", errors)
@@ -382,3 +390,53 @@ def codex_plugin(R, args, scratch, home, project, env, registry):
     got = body_text(reqs[0]).count(LIST_HEAD) if reqs else None
     R.eq(got, before, f"{name}: 4: with no open task no list is put back (the history's copies only)")
     R.eq([codex_last_user_text(r) for r in reqs if REMINDER in codex_last_user_text(r)], [], f"{name}: 4: and no reminder")
+
+
+def run_gemini(R, env, project, model, prompt):
+    """One `gemini -p` against `model`: (exit code, stdout, stderr, model)."""
+    server = ms.ModelServer(model)
+    e, args = R.agent_env(env, "gemini", server.url)
+    try:
+        proc = subprocess.run(
+            ["gemini", *args, "-p", prompt], cwd=project, env=e, stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, timeout=R.RUN_TIMEOUT,
+        )
+        rc, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as x:
+        rc, out, err = -9, str(x.stdout or ""), f"(killed after {R.RUN_TIMEOUT}s)"
+    server.close()
+    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
+        json.dumps(model.requests, indent=1, ensure_ascii=False)
+    )
+    return rc, out, err, model
+
+
+def gemini_plugin(R, args, scratch, home, project, env, registry):
+    name = "gemini-plugin"
+    # 1. The seven calls.
+    rc, out, err, model = run_gemini(R, env, project, ms.ScriptedModel(R.CALLS), R.PROMPT)
+    R.check_npx(name, registry)
+    R.check_run(name, model, rc, out, err)
+    R.check_saved(name, env, project, args.nvim, scratch)
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
+    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+
+    # 2. A new session: the open list once in its first request (BeforeAgent); #2 set in
+    # progress, and the turn's end (AfterAgent) answered once with the reminder.
+    model = Sequence([{"action": "update", "id": 2, "status": "in_progress"}])
+    rc, out, err, model = run_gemini(R, env, project, model, "Go on.")
+    R.eq(rc, 0, f"{name}: 2: the second session exited 0")
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(bodies[0].count(RESUMED_LIST) if bodies else None, 1, f"{name}: 2: its first request carries the open list once")
+    R.eq(max((b.count(LIST_HEAD) for b in bodies), default=0), 1, f"{name}: 2: no request carries it twice")
+    reminded = [b.count(REMINDER) for b in bodies]
+    R.eq([n for n in reminded if n][:1], [1], f"{name}: 2: the reminder reaches the model, once a request")
+
+    # 3. Every task done: a new session gets no list.
+    finish = [{"action": "update", "id": 2, "status": "completed"}, {"action": "update", "id": 3, "status": "completed"}]
+    rc, out, err, model = run_gemini(R, env, project, Sequence(finish), "Finish the list.")
+    R.eq(rc, 0, f"{name}: 3: the session that completes #2 and #3 exited 0")
+    rc, out, err, model = run_gemini(R, env, project, Sequence([]), "Next step.")
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 3: with no open task no request carries the list")

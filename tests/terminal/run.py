@@ -6,7 +6,7 @@ by scripts/test.sh into a cache folder) and a scripted model on 127.0.0.1
     python3 tests/terminal/run.py CASE [options]
 
 CASE is claude, codex or gemini (one agent), pair (Claude Code and Codex on one list
-at once), or claude-plugin / codex-plugin (an agent's plugin: tests/terminal/plugin_cases.py
+at once), or claude-plugin / codex-plugin / gemini-plugin (an agent's plugin: tests/terminal/plugin_cases.py
 says what each checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p) with HOME
 in a temporary folder, a dummy key and its base-URL setting pointing at the scripted
 model; the machine's network is not used (the whole run is in a network namespace of its
@@ -729,7 +729,7 @@ def offline(argv):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("case", choices=["claude", "codex", "gemini", "pair", "claude-plugin", "codex-plugin"])
+    parser.add_argument("case", choices=["claude", "codex", "gemini", "pair", "claude-plugin", "codex-plugin", "gemini-plugin"])
     parser.add_argument("--server", choices=["npx", "script", "binary"])
     parser.add_argument("--npm-dir")
     parser.add_argument("--clis")
