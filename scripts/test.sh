@@ -499,6 +499,20 @@ terminal_tests() {
                 step "$label" guarded "${run[@]}" "$name" --server "$server" --npm-dir "$npm_dir"
             fi
         done
+        # The agent's plugin or extension (tests/terminal/plugin_cases.py), installed as the
+        # README says, with the first server form.
+        if [[ $name == claude || $name == codex || $name == gemini ]]; then
+            label="tests/terminal/run.py $name-plugin ($package $version, ${servers[0]})"
+            if [[ ! -x $dir/node_modules/.bin/$command ]]; then
+                absent "$label" "skipped: $(cat "$dir/install.failed" 2>/dev/null || echo "not installed in $dir")"
+            elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+                skip "$label" "no current Neovim"
+            elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
+                skip "$label" "no luajit build or no server build"
+            else
+                step "$label" guarded "${run[@]}" "$name-plugin" --server "${servers[0]}" --npm-dir "$npm_dir"
+            fi
+        fi
         if [[ ! -x $dir/node_modules/.bin/$command && ($name == claude || $name == codex) ]]; then
             missing+=("$package@$version")
         fi
