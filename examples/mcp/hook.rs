@@ -371,7 +371,12 @@ pub fn decide(
             let mut text = lua_text(state, "compact")?;
             record.shown = Some((key, activity));
             let note = seen.and_then(|(epoch, seq)| {
-                journal.note_where(&Mark::at(epoch, seq), |e: &Entry| e.by.is_some())
+                // The user's changes: the server names its writer after its client (an
+                // agent's own calls are "claude-code", "codex", ...), and the hook cannot
+                // tell which of those is this session's own.
+                journal.note_where(&Mark::at(epoch, seq), |e: &Entry| {
+                    e.by.as_deref() == Some(rpiv_todo::journal::USER)
+                })
             });
             if let Some(note) = note {
                 text.push('\n');
@@ -628,7 +633,7 @@ Keep using these ids with the todo tool; `list` shows every task.";
         let mut s = open_list();
         let mut j = Journal::default();
         let mut r = Record::default();
-        let server = Writer::new(None);
+        let server = Writer::new(Some("claude-code".into()));
         let change = |s: &mut State, j: &mut Journal, w: &Writer, args: Value| {
             let before = Before::of(s, &args);
             rpiv_todo::call::run(s, Ok(&args));
