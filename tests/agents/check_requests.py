@@ -122,6 +122,8 @@ STRICT_CALL = {
     "action": "update", "subject": None, "description": None, "activeForm": None,
     "status": "completed", "id": 1, "blockedBy": None, "addBlockedBy": [2],
     "removeBlockedBy": None, "owner": None, "metadata": '{"k":null}', "includeDeleted": None,
+    # Strict mode requires every property: a call without a batch says tasks: null.
+    "tasks": None,
 }
 
 
