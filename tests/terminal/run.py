@@ -695,9 +695,17 @@ def two_agents(names, bins, readme, scratch, server_command, registry):
         texts = [shown_text(name, e, False)[0] for e in ms.todo_exchanges(api, body, tool)]
         eq(len(texts), 6, f"pair: {name}'s six calls were answered")
         for text in texts[:5]:
-            m = CREATED.fullmatch(text or "")
+            # A reply may end with the note naming the other agent's changes since this
+            # one's last call (by its MCP client's name), never this agent's own.
+            reply, _, note = (text or "").partition("\n(Changed by others since your last call: ")
+            m = CREATED.fullmatch(reply)
             if check(m, f"pair: {name}'s create was acknowledged", text):
                 acknowledged[int(m.group(1))] = acknowledged.get(int(m.group(1)), []) + [m.group(2)]
+            if note:
+                writers = set(re.findall(r"added by ([\w.-]+)", note))
+                own = "claude" if name == "claude" else "codex"
+                check(writers and all(not w.startswith(own) for w in writers),
+                      f"pair: {name}'s note names only the other agent", note)
     for name in names:
         check_npx(f"pair: {name}", registry)
     state = Path(home, ".local", "state", "nvim", "rpiv_todo")
