@@ -48,6 +48,17 @@ install_cmd="nvim --headless -u NONE --cmd 'set rtp^=$root' -c 'lua if not requi
 build_cmd="cargo build --release --manifest-path '$root/Cargo.toml' -p rpiv_todo_mcp"
 
 if [[ -z $bin ]]; then
+    if ! command -v cargo >/dev/null && ! command -v nvim >/dev/null; then
+        {
+            echo "rpiv_todo_mcp: no server binary in $root/lib (lib/mcp.txt) or $root/target/release,"
+            echo "and neither nvim (to install the prebuilt one) nor cargo (to build it) is on PATH."
+            echo "What works without them: the npm package, once published (npx -y rpiv-todo-mcp),"
+            echo "or its tarballs packed on a machine with Rust and Node (scripts/package.sh --npm DIR,"
+            echo "then npm install -g DIR/*.tgz here); or a built rpiv_todo_mcp copied here and named"
+            echo "by RPIV_TODO_MCP_BINARY for the npm launcher and the agents' plugins."
+        } >&2
+        exit 1
+    fi
     if command -v cargo >/dev/null && ! command -v nvim >/dev/null; then
         how="build it from source (a few minutes):"
         cmd=$build_cmd

@@ -48,6 +48,38 @@ T.test("without a server binary scripts/mcp.sh prints the command that installs 
   T.eq(ms < 1000, true, "at once (" .. math.floor(ms) .. " ms)")
 end)
 
+T.test("with neither nvim nor cargo on PATH scripts/mcp.sh says what works without them", function()
+  -- A PATH with the tools the script itself uses, and no nvim or cargo.
+  local bin = vim.fn.tempname()
+  vim.fn.mkdir(bin, "p")
+  for _, tool in ipairs({ "bash", "sed", "cat", "dirname" }) do
+    vim.loop.fs_symlink(vim.fn.exepath(tool), bin .. "/" .. tool)
+  end
+  local err = vim.fn.tempname()
+  local script = C.root .. "/scripts/mcp.sh"
+  local out = vim.fn.system({ "env", "-i", "PATH=" .. bin, bin .. "/bash", "-c", '"$0" 2>"$1"', script, err }, "")
+  local code = vim.v.shell_error
+  local text = C.read(err) or ""
+  os.remove(err)
+  vim.fn.delete(bin, "rf")
+  T.eq(code, 1, "exit status")
+  T.eq(out, "", "nothing on stdout")
+  T.eq(
+    text,
+    "rpiv_todo_mcp: no server binary in "
+      .. C.root
+      .. "/lib (lib/mcp.txt) or "
+      .. C.root
+      .. "/target/release,\n"
+      .. "and neither nvim (to install the prebuilt one) nor cargo (to build it) is on PATH.\n"
+      .. "What works without them: the npm package, once published (npx -y rpiv-todo-mcp),\n"
+      .. "or its tarballs packed on a machine with Rust and Node (scripts/package.sh --npm DIR,\n"
+      .. "then npm install -g DIR/*.tgz here); or a built rpiv_todo_mcp copied here and named\n"
+      .. "by RPIV_TODO_MCP_BINARY for the npm launcher and the agents' plugins.\n",
+    "stderr: what works"
+  )
+end)
+
 T.test("run({ base_url }) downloads, verifies and installs the module", function()
   local ok, err = require("rpiv_todo.install").run({ base_url = C.release, quiet = true })
   T.eq(err, nil, "no error")

@@ -63,13 +63,13 @@ install_glibc_check() {
 # The broken releases beside the good one (the server serves /truncated/good itself).
 # Each has the good MCP server, but for badserver (one byte changed, the good .sha256) and
 # deadserver (a file with a matching checksum that does not run), which have the good
-# module.
+# module, and noserver (the good module and no server).
 install_bad_releases() {
     local version=$1 asset=$2 server good="$INSTALL_REL/good/v$1" dir
     server=$(install_server_asset)
-    for dir in tampered badsum unloadable notasum newer badserver deadserver; do
+    for dir in tampered badsum unloadable notasum newer badserver deadserver noserver; do
         mkdir -p "$INSTALL_REL/$dir/v$version"
-        if [[ $dir != badserver && $dir != deadserver ]]; then
+        if [[ $dir != badserver && $dir != deadserver && $dir != noserver ]]; then
             cp "$good/$server" "$good/$server.sha256" "$INSTALL_REL/$dir/v$version/"
         else
             cp "$good/$asset" "$good/$asset.sha256" "$INSTALL_REL/$dir/v$version/"

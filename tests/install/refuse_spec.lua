@@ -238,6 +238,28 @@ T.test(":TodosInstall! download installs from RPIV_TODO_BASE_URL and says to res
   T.eq(C.record().url, C.release .. "/v" .. C.version .. "/" .. C.asset, "record: url")
 end)
 
+T.test("a release without the MCP server installs the module and warns", function()
+  local notes = {}
+  local saved = vim.notify
+  vim.notify = function(msg, level)
+    notes[#notes + 1] = { msg = msg, level = level }
+  end
+  local base = C.release:gsub("/good$", "/noserver")
+  local server_before = C.read(C.root .. "/lib/mcp.txt")
+  local ok, err = H.install.run({ base_url = base, force = true })
+  vim.notify = saved
+  T.eq(err, nil, "no error")
+  T.eq(ok, true, "installed")
+  T.eq(C.record().url, base .. "/v" .. C.version .. "/" .. C.asset, "the module came from that release")
+  T.eq(#notes, 2, "two messages")
+  T.eq(notes[1] and notes[1].level, vim.log.levels.INFO, "the module's")
+  T.eq(notes[2] and notes[2].level, vim.log.levels.WARN, "then a warning")
+  local warning = notes[2] and notes[2].msg or ""
+  T.contains(warning, "the MCP server was not installed (the module works without it)", "says so")
+  T.contains(warning, base .. "/v" .. C.version .. "/" .. C.server_asset, "names the server's URL")
+  T.eq(C.read(C.root .. "/lib/mcp.txt"), server_before, "the earlier server's record is untouched")
+end)
+
 T.test("a new release goes to a new file; the one this Neovim loaded is not rewritten", function()
   local uv = vim.uv or vim.loop
   local loaded = require("rpiv_todo.installed").loaded.path

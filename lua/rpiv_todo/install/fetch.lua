@@ -63,7 +63,8 @@ end
 ---Fetch one asset and its .sha256 (from lib/ when both were put there by hand, else with
 ---curl) into a temporary file in lib/ (its name ending in `suffix`: .exe for a Windows
 ---program, which is run before it is moved), and verify it. Returns
----{ tmp, hash, url, source, by_hand }, or nil and the error.
+---{ tmp, hash, url, source, by_hand }, or nil, the error and the step that failed
+---("download" when the asset could not be fetched at all).
 function H.fetch(ctx, asset, suffix)
   local url = release.asset_url(ctx.base_url, ctx.version, asset)
   local by_hand = ctx.dir .. "/" .. asset
@@ -91,7 +92,7 @@ function H.fetch(ctx, asset, suffix)
       os.remove(tmp .. ".sha256")
       local proxy = os.getenv("HTTPS_PROXY") or os.getenv("https_proxy") or os.getenv("ALL_PROXY")
       local hint = proxy and (" (curl used the proxy " .. proxy .. ")") or ""
-      return nil, fail("download", tostring(err) .. hint, url, offline)
+      return nil, fail("download", tostring(err) .. hint, url, offline), "download"
     end
     sums = lib.read(tmp .. ".sha256")
     os.remove(tmp .. ".sha256")
@@ -114,7 +115,10 @@ function H.fetch(ctx, asset, suffix)
 end
 
 ---Download and verify the module (and the server), load the module once and run the
----server once, then move both into place. Sets ctx.server_path when the server was placed.
+---server once, then move both into place. Sets ctx.server_path when the server was placed,
+---and ctx.server_warning when its asset could not be fetched (a release or an offline
+---folder without it): the module is then installed alone. A server that fails its check
+---or does not run still refuses the whole install.
 ---@param ctx table the run's context (rpiv_todo.install builds it)
 ---@return string|nil path the module's path
 ---@return string|nil err
@@ -131,12 +135,17 @@ function M.download(ctx)
       fail("load", lerr .. "; nothing was changed", module.url, "report it with :checkhealth rpiv_todo's output")
   end
   local server
+  local step
   if ctx.server then
-    server, err = H.fetch(ctx, release.server_asset_name(ctx.target), ctx.exe)
-    if not server then
+    server, err, step = H.fetch(ctx, release.server_asset_name(ctx.target), ctx.exe)
+    if not server and step == "download" then
+      ctx.server_warning = err
+    elseif not server then
       os.remove(module.tmp)
       return nil, err
     end
+  end
+  if server then
     local _, serr = smoke.run_server(server.tmp, ctx.version)
     if serr then
       os.remove(module.tmp)

@@ -188,25 +188,26 @@ function H.run(opts)
   if path == nil then
     return nil, err
   end
-  return path, nil, how, ctx.server_path
+  return path, nil, how, ctx.server_path, ctx.server_warning
 end
 
 ---Installs the native module for the running Neovim, and the MCP server beside it.
 ---Blocking; returns `true`, or `nil` and an error naming the step, the URL and what to
----do (also shown with |vim.notify()| unless `quiet = true`).
+---do (also shown with |vim.notify()| unless `quiet = true`). A release (or an offline
+---folder) without the server's files installs the module alone and warns.
 ---
 ---The download goes to a temporary file in `<plugin>/lib/` (curl honours `HTTPS_PROXY`
 ---and `NO_PROXY`); its SHA-256 must match, it must load once with |package.loadlib()|
 ---(the server must run once), and only then is it moved to
 ---`lib/rpiv_todo_core-<version>-<hash>.<ext>` and named in `lib/installed.txt` (the
 ---server: `lib/mcp.txt`). A file is never rewritten in place: a running Neovim keeps
----the module it loaded. Offline, put the asset and its `.sha256` in `<plugin>/lib/` and
----run |:TodosInstall|.
+---the module it loaded. Offline, put the four files (the module's asset, the server's,
+---and the `.sha256` of each) in `<plugin>/lib/` and run |:TodosInstall|.
 ---@param opts? rpiv_todo.InstallOptions
 ---@return true|nil ok, string|nil err
 function M.run(opts)
   opts = options_check.check(opts, H.OPTIONS)
-  local ok, path, err, how, server = pcall(H.run, opts)
+  local ok, path, err, how, server, server_warning = pcall(H.run, opts)
   if not ok then
     path, err = nil, fail("install", path)
   end
@@ -226,6 +227,13 @@ function M.run(opts)
       text = text .. "\nRestart Neovim to use it (this one keeps the module it loaded)."
     end
     vim.notify(text, vim.log.levels.INFO, { title = "rpiv_todo" })
+  end
+  if server_warning and not opts.quiet then
+    vim.notify(
+      "(rpiv_todo) the MCP server was not installed (the module works without it):\n" .. server_warning,
+      vim.log.levels.WARN,
+      { title = "rpiv_todo" }
+    )
   end
   return true
 end
