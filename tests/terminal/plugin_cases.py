@@ -144,6 +144,10 @@ def run_case(case, R, args, cache, scratch):
     blocks = R.readme_blocks(readme, case)
     if not R.check(blocks, f"{case}: {readme.name} has blocks tagged readme-test={case}"):
         return 1
+    crate = re.search(r'^version = "(.*)"', (R.ROOT / "Cargo.toml").read_text(), re.M).group(1)
+    manifests = [".claude-plugin/marketplace.json", "plugins/rpiv-todo/.claude-plugin/plugin.json", "plugins/gemini/gemini-extension.json"]
+    versions = {m: re.findall(r'"version": "([^"]*)"', (R.ROOT / m).read_text()) for m in manifests}
+    R.eq(versions, {m: [crate] for m in manifests}, f"{case}: the plugins' manifests name the crate's version {crate}")
     setup = R.server_setup(args, scratch)
     if setup is None:
         return 1
