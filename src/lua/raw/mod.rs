@@ -1011,6 +1011,16 @@ struct Held {
 struct Held51 {
     l: L,
     threshold: Option<usize>,
+    /// The heap's size in kilobytes when the hold was taken.
+    kb_before: std::ffi::c_int,
+}
+
+#[cfg(feature = "lua51")]
+thread_local! {
+    /// What native calls allocated under 5.1 holds and the collector has not been paid
+    /// for yet, in kilobytes, with the global state it is owed in (one per thread: a state
+    /// runs on one thread).
+    static OWED51: std::cell::Cell<(usize, std::ffi::c_int)> = const { std::cell::Cell::new((0, 0)) };
 }
 
 /// Kilobytes allocated and not yet paid for, per state (see `CollectorHold`), and the
@@ -1073,11 +1083,17 @@ impl CollectorHold {
         // `puc51::threshold` only reads; STOP neither allocates nor raises.
         let threshold = puc51::threshold(l);
         let running = threshold != Some(puc51::MAX_LUMEM);
+        // COUNT neither allocates nor raises.
+        let kb_before = ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0);
         if running {
             ffi::lua_gc(l, ffi::LUA_GCSTOP, 0);
         }
         CollectorHold {
-            held: running.then_some(Held51 { l, threshold }),
+            held: running.then_some(Held51 {
+                l,
+                threshold,
+                kb_before,
+            }),
         }
     }
 
@@ -1102,6 +1118,27 @@ impl Drop for CollectorHold {
                 None => {
                     ffi::lua_gc(held.l, ffi::LUA_GCRESTART, 0);
                 }
+            }
+            // What the call allocated is owed to the collector: Lua code between native
+            // calls allocates too little for 5.1's own steps to keep up (a loop of calls
+            // would grow the heap without bound). Paid in a protected step once it reaches
+            // half the heap, never while 5.1 runs a finalizer (`puc51::finalizing`): that
+            // would nest finalizers.
+            let kb = ffi::lua_gc(held.l, ffi::LUA_GCCOUNT, 0);
+            let native = kb.saturating_sub(held.kb_before).max(0);
+            let g = puc51::global_id(held.l);
+            let owed = OWED51.with(|c| {
+                let (id, owed) = c.get();
+                let owed = if id == g { owed } else { 0 }.saturating_add(native);
+                c.set((g, owed));
+                owed
+            });
+            if owed < kb / 2 || puc51::finalizing(held.l) {
+                return;
+            }
+            OWED51.with(|c| c.set((g, 0)));
+            if ffi::lua_cpcall(held.l, collector_step, owed as usize as *mut _) != 0 {
+                ffi::lua_pop(held.l, 1);
             }
         }
     }
@@ -1242,6 +1279,27 @@ mod puc51 {
         Some(std::ptr::addr_of!((*g).gc_threshold).read())
     }
 
+    /// An identity of `l`'s global state (its address; 0 on an unknown build).
+    ///
+    /// # Safety
+    ///
+    /// As `global`.
+    pub unsafe fn global_id(l: *mut ffi::lua_State) -> usize {
+        global(l).map_or(0, |g| g as usize)
+    }
+
+    /// `GCSfinalize` (lgc.h): the collector's state while it runs finalizers.
+    const GCS_FINALIZE: u8 = 4;
+
+    /// Is 5.1 running finalizers now (or is the build unknown, when nothing is assumed)?
+    ///
+    /// # Safety
+    ///
+    /// As `global`.
+    pub unsafe fn finalizing(l: *mut ffi::lua_State) -> bool {
+        global(l).is_none_or(|g| std::ptr::addr_of!((*g).gcstate).read() == GCS_FINALIZE)
+    }
+
     /// Set the collector's threshold to `t`, as `LUA_GCSTOP` and `LUA_GCRESTART` do.
     ///
     /// # Safety
@@ -1262,7 +1320,7 @@ mod puc51 {
 /// # Safety
 ///
 /// Called by `lua_cpcall` only, on a live state with its light userdata argument.
-#[cfg(feature = "luajit")]
+#[cfg(any(feature = "lua51", feature = "luajit"))]
 unsafe extern "C-unwind" fn collector_step(l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
     let kb = mlua::ffi::lua_touserdata(l, 1) as usize;
     mlua::ffi::lua_gc(
