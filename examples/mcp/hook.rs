@@ -278,11 +278,34 @@ pub fn run(opts: &HookOptions, input: &Value, default_dir: &Path) -> Option<Valu
     let mut record = read_record(&record_file);
     let before = record.to_json();
     let (state, journal) = read_list(&list);
-    let answer = decide(opts.event, input, &state, &journal, &mut record);
+    let mut answer = decide(opts.event, input, &state, &journal, &mut record);
     if record.to_json() != before {
         write_record(&record_file, &record);
     }
+    if opts.event == Event::SessionStart {
+        answer = tell_once(&state_dir, answer);
+    }
     answer
+}
+
+/// What the user (not the model) is told once per state directory, at a session's start:
+/// that rpiv_todo keeps the list, and the agent's own task tools are refused. It goes in
+/// `systemMessage`, which Claude Code shows the user and does not send to the model.
+pub const TOLD: &str = "rpiv_todo keeps this agent's todo list (its todo tool; the agent's own task tools are refused). /todos shows it.";
+
+/// `answer` with [`TOLD`] added the first time a session starts with this state directory.
+fn tell_once(state_dir: &Path, answer: Option<Value>) -> Option<Value> {
+    let marker = state_dir.join(".hooks").join("told");
+    if marker.exists() {
+        return answer;
+    }
+    let _ = std::fs::create_dir_all(state_dir.join(".hooks"));
+    if std::fs::write(&marker, b"").is_err() {
+        return answer;
+    }
+    let mut answer = answer.unwrap_or_else(|| json!({}));
+    answer["systemMessage"] = Value::String(TOLD.to_owned());
+    Some(answer)
 }
 
 /// The list and its log as the file holds them (an empty list when there is none).
@@ -704,6 +727,23 @@ Keep using these ids with the todo tool; `list` shows every task.";
             got.unwrap()["hookSpecificOutput"]["permissionDecision"],
             "deny"
         );
+    }
+
+    #[test]
+    fn the_user_is_told_once_per_state_dir() {
+        let dir = std::env::temp_dir().join(format!("rpiv_todo_mcp-told-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let opts = parse([
+            "session-start".to_string(),
+            "--state-dir".into(),
+            dir.display().to_string(),
+        ])
+        .unwrap();
+        let input = json!({"session_id": "a", "cwd": "/nowhere", "source": "startup"});
+        let first = run(&opts, &input, Path::new("/nonexistent"));
+        assert_eq!(first, Some(json!({ "systemMessage": TOLD })));
+        assert_eq!(run(&opts, &input, Path::new("/nonexistent")), None, "once");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -49,6 +49,8 @@ RESUMED_LIST = (
     "[pending] #3 Ship it ⛓ #1,#2\n"
     "Keep using these ids with the todo tool; `list` shows every task."
 )
+# What the user (not the model) is told once (examples/mcp/hook.rs, TOLD).
+TOLD = "rpiv_todo keeps this agent's todo list"
 REMINDER = (
     "Reminder from the todo tool: 1 task is still in_progress: #2 Write the tests. Mark a task"
     " completed as soon as it is fully done, set it back to pending if you stopped working on"
@@ -207,6 +209,7 @@ def claude_plugin(R, args, scratch, home, project, env, registry):
     bodies = [body_text(r) for r in model_requests(model)]
     R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
     R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+    R.eq(sum(b.count(TOLD) for b in bodies), 0, f"{name}: 1: the model is not told what the user is told")
 
     # 2. Resumed: #2 set in progress; the list once at the start, the reminder once at the end.
     more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
