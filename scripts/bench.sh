@@ -19,6 +19,7 @@
 #                                                  with RPIV_BENCH_BASE, against that revision)
 #   scripts/bench.sh --tokens                     (the tool's text, replies and re-injected text
 #                                                  in tokens, before and after; token_counts below)
+#   scripts/bench.sh --hooks [runs]               (the terminal agents' hooks, ms a run: bench/hook.py)
 #   scripts/bench.sh --tokens-agents              (the request bodies of the real terminal agents
 #                                                  in tokens; agent_token_counts below)
 #
@@ -189,6 +190,12 @@ if [[ ${1:-} == --tokens ]]; then
 fi
 if [[ ${1:-} == --tokens-agents ]]; then
     agent_token_counts
+    exit 0
+fi
+if [[ ${1:-} == --hooks ]]; then
+    # The terminal agents' hooks (rpiv_todo_mcp hook EVENT), wall time per run, goal < 50 ms.
+    cargo build --release -q -p rpiv_todo_mcp
+    python3 "$ROOT/bench/hook.py" "${CARGO_TARGET_DIR:-$ROOT/target}/release/rpiv_todo_mcp" "${2:-50}"
     exit 0
 fi
 if [[ ${1:-} == --instructions ]]; then
