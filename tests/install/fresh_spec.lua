@@ -26,7 +26,9 @@ T.test("without a server binary scripts/mcp.sh prints the command that installs 
   local uv = vim.uv or vim.loop
   local err = vim.fn.tempname()
   local t0 = uv.hrtime()
-  local out = vim.fn.system({ "sh", "-c", '"$0" 2>"$1"', C.root .. "/scripts/mcp.sh", err }, "")
+  -- Without CARGO_TARGET_DIR: the clone's own target/ is what the script looks in.
+  local out =
+    vim.fn.system({ "env", "-u", "CARGO_TARGET_DIR", "sh", "-c", '"$0" 2>"$1"', C.root .. "/scripts/mcp.sh", err }, "")
   local ms = (uv.hrtime() - t0) / 1e6
   local code = vim.v.shell_error
   local text = C.read(err) or ""

@@ -70,7 +70,10 @@ T.test("release.yml runs scripts/package.sh, attaches every file it wrote and pu
   T.contains(workflow, "dist/*", "every asset and .sha256 attached")
   T.contains(workflow, 'MACOSX_DEPLOYMENT_TARGET: "11.0"', "macOS deployment target")
   T.contains(workflow, 'npm publish "$tgz" --access public', "platform packages published")
-  T.contains(workflow, 'npm publish "npm-dist/rpiv-todo-mcp-$version.tgz"', "the launcher published")
+  T.contains(workflow, '  publish "npm-dist/rpiv-todo-mcp-$version.tgz"', "the launcher published, last")
+  T.contains(workflow, '[ "$got" = "$want" ]', "only with every platform package")
+  T.contains(workflow, 'npm view "$name@$version" version', "a package already published is left as it is")
+  T.contains(workflow, "plugins/gemini/gemini-extension.json", "the plugins' versions checked")
 end)
 
 T.test("the npm launcher has one platform package per installer target, at the crate's version", function()
