@@ -77,7 +77,17 @@ case "$target" in
     *-linux-gnu*)
         ext=so lib=librpiv_todo.so
         need_zigbuild
-        cargo zigbuild --manifest-path "$ROOT/Cargo.toml" --target "$target.$GLIBC_MAX" "${features[@]}"
+        # The module unwinds with the system's libgcc_s (what LuaJIT raises errors with),
+        # not zig's own libunwind: linked against a stand-in (scripts/unwind/libgcc_s.c).
+        stub_dir="$target_dir/unwind-$target"
+        mkdir -p "$stub_dir"
+        zig_cc=(python3 -m ziglang cc)
+        python3 -m ziglang version >/dev/null 2>&1 || zig_cc=(zig cc)
+        "${zig_cc[@]}" -target "${target%%-*}-linux-gnu.$GLIBC_MAX" -shared -nostdlib \
+            -o "$stub_dir/libgcc_s.so.1" "$ROOT/scripts/unwind/libgcc_s.c" \
+            -Wl,--version-script="$ROOT/scripts/unwind/libgcc_s.map" -Wl,-soname,libgcc_s.so.1
+        RUSTFLAGS="${RUSTFLAGS:-} -C link-arg=$stub_dir/libgcc_s.so.1" \
+            cargo zigbuild --manifest-path "$ROOT/Cargo.toml" --target "$target.$GLIBC_MAX" "${features[@]}"
         cargo zigbuild --manifest-path "$ROOT/Cargo.toml" --target "$target.$GLIBC_MAX" "${server[@]}"
         ;;
     *-linux-musl*)

@@ -41,7 +41,10 @@ function M.tool_call_in_new_nvim(extra_env)
     "  return result.content[1].text",
     "end)",
     'local loaded = require("rpiv_todo.installed").loaded',
-    'out:write(tostring(text), "\\n", tostring(loaded and loaded.path), "\\n")',
+    -- A Lua error raised through the module's frames (LuaJIT unwinds them with the
+    -- system's libgcc_s): answered, never a crash.
+    'local _, raised = pcall(require("rpiv_todo.core").list, 5)',
+    'out:write(tostring(text), "\\n", tostring(loaded and loaded.path), "\\n", tostring(raised):match("^[^\\n]*"), "\\n")',
     "out:close()",
     'vim.cmd("qa!")',
   }, script)
@@ -73,7 +76,7 @@ function M.tool_call_in_new_nvim(extra_env)
   local lines = vim.fn.filereadable(out) == 1 and vim.fn.readfile(out) or {}
   os.remove(out)
   os.remove(script)
-  return lines[1], lines[2]
+  return lines[1], lines[2], lines[3]
 end
 
 ---The MCP server's record run() left in <clone>/lib/mcp.txt, with `path` added.

@@ -165,9 +165,12 @@ T.test("scripts/mcp.sh passes --structured on: outputSchema and structuredConten
 end)
 
 T.test("a new headless Neovim loads the installed module and makes a tool call", function()
-  local text, loaded = C.tool_call_in_new_nvim()
+  local text, loaded, raised = C.tool_call_in_new_nvim()
   T.eq(text, "Created #1: Ship it (pending)", "tool reply")
   T.eq(loaded, C.record().path, "it loaded the installed module")
+  -- The release asset is linked by zig: a Lua error raised through it once crashed Neovim
+  -- (zig's own unwinder under LuaJIT's; scripts/unwind/libgcc_s.c).
+  T.contains(raised or "", "rpiv_todo.core.list: state: expected an object", "a raised error is a Lua error")
 end)
 
 T.test("a second run finds the module in place and downloads nothing", function()
