@@ -496,7 +496,7 @@ terminal_tests() {
             elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
                 skip "$label" "no luajit build or no server build"
             else
-                step "$label" guarded "${run[@]}" "$name" --server "$server" --npm-dir "$npm_dir"
+                step "$label" guarded "${run[@]}" "$name" --server "$server" --npm-dir "$npm_dir" </dev/null
             fi
         done
         # The agent's plugin or extension (tests/terminal/plugin_cases.py), installed as the
@@ -510,12 +510,14 @@ terminal_tests() {
             elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
                 skip "$label" "no luajit build or no server build"
             else
-                step "$label" guarded "${run[@]}" "$name-plugin" --server "${servers[0]}" --npm-dir "$npm_dir"
+                step "$label" guarded "${run[@]}" "$name-plugin" --server "${servers[0]}" --npm-dir "$npm_dir" </dev/null
             fi
         fi
         if [[ ! -x $dir/node_modules/.bin/$command && ($name == claude || $name == codex) ]]; then
             missing+=("$package@$version")
         fi
+    # The steps read no stdin (</dev/null): an agent that does would eat the pins the loop
+    # reads, and the agents after it would silently not run.
     done < <(terminal_pins)
     label="tests/terminal/run.py pair (Claude Code and Codex on one list, ${servers[0]})"
     if [[ ${#missing[@]} -gt 0 ]]; then
