@@ -227,6 +227,27 @@ function H.refresh(chat)
   end
 end
 
+-- The name the model's calls in a chat go by as a writer of the list.
+H.WRITER = "codecompanion"
+
+---The session of {chat}'s todo list and the tool's options, when the chat holds the tool
+---and that session exists; nil otherwise.
+---@param chat table
+---@return string|nil id
+---@return table|nil opts
+function H.chat_session(chat)
+  local _, opts = next(H.registered(chat))
+  if opts == nil then
+    return nil
+  end
+  local sessions = require("rpiv_todo.session")
+  local id = H.session_id(opts.session, chat.tools, chat) or sessions.DEFAULT_ID
+  if not sessions.exists(id) then
+    return nil
+  end
+  return id, opts
+end
+
 -- Chats compacted since their last request (weak keys).
 H.compacted = setmetatable({}, { __mode = "k" })
 
@@ -241,13 +262,8 @@ function H.after_compaction(chat, payload)
     return
   end
   H.compacted[chat] = nil
-  local _, opts = next(H.registered(chat))
-  if opts == nil then
-    return
-  end
-  local sessions = require("rpiv_todo.session")
-  local id = H.session_id(opts.session, chat.tools, chat) or sessions.DEFAULT_ID
-  if not sessions.exists(id) then
+  local id, opts = H.chat_session(chat)
+  if id == nil then
     return
   end
   chat_io.drop_reminders(chat)
@@ -295,17 +311,12 @@ end
 ---@param chat table
 ---@param payload any
 function H.tell_changes(chat, payload)
-  local _, opts = next(H.registered(chat))
-  if opts == nil or type(chat.add_message) ~= "function" then
+  local id = H.chat_session(chat)
+  if id == nil or type(chat.add_message) ~= "function" then
     return
   end
-  local sessions = require("rpiv_todo.session")
-  local id = H.session_id(opts.session, chat.tools, chat) or sessions.DEFAULT_ID
-  if not sessions.exists(id) then
-    return
-  end
-  local list = sessions.get(id).list
-  list:set_writer("codecompanion")
+  local list = require("rpiv_todo.session").get(id).list
+  list:set_writer(H.WRITER)
   local note = list:changes()
   if note == nil then
     return
@@ -458,7 +469,7 @@ function M.tool(opts)
       ---@return { status: "success"|"error", data: string }
       function(tools, args, _)
         local id = H.session_id(opts.session, tools, chat_io.chat_of(tools))
-        local result = tool.execute_strict(args, { session = id, by = "codecompanion" })
+        local result = tool.execute_strict(args, { session = id, by = H.WRITER })
         local text, failed = require("rpiv_todo.adapters.common").outcome(result)
         if failed then
           return { status = "error", data = text }
