@@ -477,6 +477,24 @@ shared_tests() {
 # and a scripted model on 127.0.0.1 (tests/terminal/run.py): through npx -y rpiv-todo-mcp
 # from a local registry serving the npm tarballs packed from the built server, and through
 # scripts/mcp.sh; then Claude Code and Codex on one list at once.
+# agent_case LABEL DIR COMMAND ARGS...: tests/terminal/run.py ARGS for an agent installed in
+# DIR (run is terminal_tests' command), or why it cannot run. The step reads no stdin
+# (</dev/null): an agent that does would eat the pins terminal_tests reads, and the agents
+# after it would silently not run.
+agent_case() {
+    local label=$1 dir=$2 command=$3
+    shift 3
+    if [[ ! -x $dir/node_modules/.bin/$command ]]; then
+        absent "$label" "skipped: $(cat "$dir/install.failed" 2>/dev/null || echo "not installed in $dir")"
+    elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
+        skip "$label" "no current Neovim"
+    elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
+        skip "$label" "no luajit build or no server build"
+    else
+        step "$label" guarded "${run[@]}" "$@" </dev/null
+    fi
+}
+
 terminal_tests() {
     local name package version command dir label npm_dir="$SCRATCH/npm" server servers=(script)
     local run=(python3 "$ROOT/tests/terminal/run.py" --clis "$TERMINAL_CLIS" --nvim "$NVIM_NEW")
@@ -488,36 +506,18 @@ terminal_tests() {
     while read -r name package version command; do
         dir="$TERMINAL_CLIS/$name@$version"
         for server in "${servers[@]}"; do
-            label="tests/terminal/run.py $name ($package $version, $server)"
-            if [[ ! -x $dir/node_modules/.bin/$command ]]; then
-                absent "$label" "skipped: $(cat "$dir/install.failed" 2>/dev/null || echo "not installed in $dir")"
-            elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
-                skip "$label" "no current Neovim"
-            elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
-                skip "$label" "no luajit build or no server build"
-            else
-                step "$label" guarded "${run[@]}" "$name" --server "$server" --npm-dir "$npm_dir" </dev/null
-            fi
+            agent_case "tests/terminal/run.py $name ($package $version, $server)" "$dir" "$command" \
+                "$name" --server "$server" --npm-dir "$npm_dir"
         done
         # The agent's plugin or extension (tests/terminal/plugin_cases.py), installed as the
         # README says, with the first server form.
         if [[ $name == claude || $name == codex || $name == gemini ]]; then
-            label="tests/terminal/run.py $name-plugin ($package $version, ${servers[0]})"
-            if [[ ! -x $dir/node_modules/.bin/$command ]]; then
-                absent "$label" "skipped: $(cat "$dir/install.failed" 2>/dev/null || echo "not installed in $dir")"
-            elif [[ -z $NVIM_NEW || ! -x $NVIM_NEW ]]; then
-                skip "$label" "no current Neovim"
-            elif ! steps_passed "place the luajit build" || ! steps_passed "MCP server: build"; then
-                skip "$label" "no luajit build or no server build"
-            else
-                step "$label" guarded "${run[@]}" "$name-plugin" --server "${servers[0]}" --npm-dir "$npm_dir" </dev/null
-            fi
+            agent_case "tests/terminal/run.py $name-plugin ($package $version, ${servers[0]})" "$dir" \
+                "$command" "$name-plugin" --server "${servers[0]}" --npm-dir "$npm_dir"
         fi
         if [[ ! -x $dir/node_modules/.bin/$command && ($name == claude || $name == codex) ]]; then
             missing+=("$package@$version")
         fi
-    # The steps read no stdin (</dev/null): an agent that does would eat the pins the loop
-    # reads, and the agents after it would silently not run.
     done < <(terminal_pins)
     label="tests/terminal/run.py pair (Claude Code and Codex on one list, ${servers[0]})"
     if [[ ${#missing[@]} -gt 0 ]]; then
