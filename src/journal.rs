@@ -397,8 +397,9 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// 16 random hex digits (std seeds each `RandomState` from the system's randomness).
-pub(crate) fn random_hex() -> String {
+/// 64 random bits: std seeds each `RandomState` from the system's randomness; a counter,
+/// the time and the process id make two calls differ however the keys are reused.
+pub(crate) fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -406,7 +407,12 @@ pub(crate) fn random_hex() -> String {
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
     h.write_u64(now_ms());
     h.write_u32(std::process::id());
-    format!("{:016x}", h.finish())
+    h.finish()
+}
+
+/// 16 random hex digits ([`random_u64`]).
+pub(crate) fn random_hex() -> String {
+    format!("{:016x}", random_u64())
 }
 
 /// The journal a list file holds under `"log"` (an empty one when it holds none, or one

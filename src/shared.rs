@@ -682,16 +682,7 @@ fn same_file(file: &File, path: &Path) -> bool {
 /// JSON reader), so that a stamp another process kept from an earlier file at this path
 /// cannot match the new one.
 fn fresh_generation() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    // std seeds each RandomState from the operating system's randomness.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    h.finish() >> 12
+    crate::journal::random_u64() >> 12
 }
 
 /// The time now as `YYYYMMDDTHHMMSSZ` (UTC).
