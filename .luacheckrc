@@ -15,13 +15,8 @@ exclude_files = { "target/", ".deps/" }
 local nvim = { globals = { "vim" } }
 -- The Neovim glue, its plugin file and the specs that run inside Neovim.
 files["lua/rpiv_todo/health.lua"] = nvim
--- The installer: Neovim glue but for its plain files (the release layout, the error text).
+-- The installer's deprecated alias (the installer itself is under lua/rpiv_todo/nvim/).
 files["lua/rpiv_todo/install/init.lua"] = nvim
-files["lua/rpiv_todo/install/platform.lua"] = nvim
-files["lua/rpiv_todo/install/lib.lua"] = nvim
-files["lua/rpiv_todo/install/smoke.lua"] = nvim
-files["lua/rpiv_todo/install/fetch.lua"] = nvim
-files["lua/rpiv_todo/install/build.lua"] = nvim
 -- What the plain modules ask of their host (rpiv_todo.host): the one plain-side file on `vim`.
 files["lua/rpiv_todo/host.lua"] = nvim
 files["tests/install/"] = nvim

@@ -1,7 +1,7 @@
 -- The development rock of rpiv_todo, for Neovim plugin managers that read rockspecs:
 -- lazy.nvim reads only `*-scm-1.rockspec` (or -git-1 / -dev-1) files, rocks.nvim installs
 -- from them. It carries the Lua scripts, plugin/ and doc/; the native module comes
--- prebuilt from require("rpiv_todo.install").run() (:TodosInstall), so this build needs no
+-- prebuilt from require("rpiv_todo.nvim.install").run() (:TodosInstall), so this build needs no
 -- Rust. Its build is "builtin" without a module list, which lazy.nvim treats as nothing to
 -- build: lazy then runs the plugin spec's own `build` function (see the README).
 --

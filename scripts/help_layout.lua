@@ -31,11 +31,12 @@ return {
       entries = {
         { text = "rpiv_todo-install" },
         {
-          setup = "rpiv_todo.install.run",
-          call = 'require("rpiv_todo.install").run({opts})',
+          setup = "rpiv_todo.nvim.install.run",
+          call = 'require("rpiv_todo.nvim.install").run({opts})',
           classes = { "rpiv_todo.InstallOptions" },
           fields = { "base_url", "from_source", "force", "server", "quiet" },
         },
+        { fn = "rpiv_todo.nvim.install.start" },
         { text = "rpiv_todo-install-missing" },
       },
     },

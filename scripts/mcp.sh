@@ -10,7 +10,7 @@
 #
 # It runs a binary that is already there and never compiles (an agent gives a server a few
 # seconds to start; a build takes minutes):
-#   - the one :TodosInstall / require("rpiv_todo.install").run() put in lib/ (named by
+#   - the one :TodosInstall / require("rpiv_todo.nvim.install").run() put in lib/ (named by
 #     lib/mcp.txt), or
 #   - a checkout's target/release/rpiv_todo_mcp (`cargo build --release -p rpiv_todo_mcp`),
 # the newer of the two when both are there. With neither it prints on stderr the command
@@ -44,7 +44,7 @@ if [[ -n $built && (-z $installed || $built -nt $installed) ]]; then
     bin=$built
 fi
 
-install_cmd="nvim --headless -u NONE --cmd 'set rtp^=$root' -c 'lua if not require(\"rpiv_todo.install\").run() then vim.cmd(\"cquit 1\") end' -c qa"
+install_cmd="nvim --headless -u NONE --cmd 'set rtp^=$root' -c 'lua if not require(\"rpiv_todo.nvim.install\").run() then vim.cmd(\"cquit 1\") end' -c qa"
 build_cmd="cargo build --release --manifest-path '$root/Cargo.toml' -p rpiv_todo_mcp"
 
 if [[ -z $bin ]]; then

@@ -10,7 +10,7 @@
 #
 # DIR defaults to dist/; TRIPLE to the host's (rustc -vV). <ext> is so, dylib or dll; .exe
 # only on Windows. The .sha256 is in `sha256sum` format ("<hash>  <file name>"). A release
-# puts these files at <base_url>/v<version>/, where require("rpiv_todo.install").run()
+# puts these files at <base_url>/v<version>/, where require("rpiv_todo.nvim.install").run()
 # looks for them. The npm tarballs are made by npm/pack.js (needs node and npm).
 #
 # Linux gnu targets are linked by cargo-zigbuild against glibc 2.17 (zig from PyPI's

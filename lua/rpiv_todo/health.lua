@@ -115,16 +115,16 @@ end
 -- :TodosInstall put in place and what this Neovim loaded.
 function H.check_install(report)
   report.start("rpiv_todo: install (:TodosInstall)")
-  -- The installer is the folder lua/rpiv_todo/install/; an install.lua left by copying a
+  -- The installer is the folder lua/rpiv_todo/nvim/install/; an install.lua left by copying a
   -- new tree over an old one is found first by `require` and runs the old code.
   for _, stale in ipairs(vim.api.nvim_get_runtime_file("lua/rpiv_todo/install.lua", true)) do
     report.warn("left from an older copy of the plugin: " .. stale, {
-      "delete it: the installer is lua/rpiv_todo/install/ now, and this file is loaded in its place",
+      "delete it: the installer is lua/rpiv_todo/nvim/install/ now, and this file is loaded in its place",
     })
   end
-  local ok, install = pcall(require, "rpiv_todo.install")
+  local ok, install = pcall(require, "rpiv_todo.nvim.install")
   if not ok then
-    report.error("rpiv_todo.install does not load: " .. tostring(install))
+    report.error("rpiv_todo.nvim.install does not load: " .. tostring(install))
     return
   end
   local installed = require("rpiv_todo.installed")
@@ -379,6 +379,6 @@ end
 --- |:TodosInstall| put in place (path, version, downloaded or built), the
 --- module this Neovim loaded, and a warning for a `lua/rpiv_todo/install.lua`
 --- left by copying a new version over an old one (the installer is the folder
---- `lua/rpiv_todo/install/`; that file would be loaded in its place).
+--- `lua/rpiv_todo/nvim/install/`; that file would be loaded in its place).
 
 return M

@@ -1,4 +1,4 @@
--- rpiv_todo.installed: where `require("rpiv_todo.install").run()` puts the native module,
+-- rpiv_todo.installed: where `require("rpiv_todo.nvim.install").run()` puts the native module,
 -- and the record it leaves. Plain Lua (5.1, 5.4, LuaJIT): the loader (rpiv_todo.native)
 -- reads the record before any native code exists, in or out of Neovim.
 --
@@ -68,7 +68,7 @@ end
 ---@param record table<string, string>
 ---@return string
 function M.format(record)
-  local lines, seen = { "# written by require('rpiv_todo.install').run(); do not edit" }, {}
+  local lines, seen = { "# written by require('rpiv_todo.nvim.install').run(); do not edit" }, {}
   for _, key in ipairs(M.KEYS) do
     if record[key] ~= nil then
       lines[#lines + 1] = key .. "=" .. tostring(record[key])

@@ -11,7 +11,7 @@
 -- reports the missing library.
 --
 -- Where it looks: a core already loaded or preloaded (Rust hosts); the module that
--- `require("rpiv_todo.install").run()` (:TodosInstall) put in <plugin>/lib under a
+-- `require("rpiv_todo.nvim.install").run()` (:TodosInstall) put in <plugin>/lib under a
 -- versioned name (rpiv_todo.installed reads its record); then `require`'s own search
 -- (lua/rpiv_todo/core.so on 'runtimepath', package.cpath). A module of another version
 -- than these scripts gives one message naming both versions and :TodosInstall.
@@ -91,7 +91,7 @@ function H.mismatch(found, where)
     .. tostring(found)
     .. ", but the Lua scripts are version "
     .. M.VERSION
-    .. ". Run :TodosInstall in Neovim (or require('rpiv_todo.install').run()) to fetch the matching one,"
+    .. ". Run :TodosInstall in Neovim (or require('rpiv_todo.nvim.install').run()) to fetch the matching one,"
     .. " or rebuild it with  "
     .. M.build_command()
 end

@@ -63,9 +63,6 @@ M.defaults = {
   wait_ms = 100,
 }
 
--- Longest escaped key and session id kept readable in a file name; longer ones are hashed.
-H.MAX_KEY = 120
-H.MAX_ID = 64
 H.options = nil -- the options while enabled, nil while disabled
 H.paths = {} -- session id -> its file, fixed when the session is first used
 H.seen = {} -- session ids that had their chance to be restored in this process
@@ -83,90 +80,14 @@ end
 -- File names
 -- ---------------------------------------------------------------------------
 
--- The names are the core's (`core.file_name`, `core.key_prefix`, `core.parse_name`,
--- `core.sha256`: src/naming.rs), which the MCP server uses too, so both name a list's file
--- by one code. Without the core (a stale or missing build) the plain-Lua copy below gives
--- the same names; a test checks that the two agree.
+-- The names are the core's alone (`core.file_name`, `core.key_prefix`, `core.parse_name`,
+-- `core.sha256`: src/naming.rs), which the MCP server uses too, so every program names a
+-- list's file by one code. Without the core these raise its "not built" message.
 
----The core when it is there (not a stand-in, not refused), else nil.
----@return table|nil
-function H.native()
-  if H.core == nil then
-    local ok, core = pcall(require, "rpiv_todo.native")
-    H.core = ok
-        and type(core) == "table"
-        and rawget(core, "missing") == nil
-        and type(rawget(core, "file_name")) == "function"
-        and core
-      or false
-  end
-  return H.core or nil
-end
-
----@param s string
----@return string
-function H.escape(s)
-  return (s:gsub("[^A-Za-z0-9._%-]", function(c)
-    return string.format("%%%02X", c:byte())
-  end))
-end
-
----One part of a file name: the escaped text, or `~` and its SHA-256 when too long.
----@param s string
----@param limit integer
----@return string
-function H.part(s, limit)
-  local escaped = H.escape(s)
-  if #escaped <= limit then
-    return escaped
-  end
-  return "~" .. H.lua.sha256(s)
-end
-
--- The plain-Lua naming, used without the core.
-H.lua = {}
-
----@param s string
----@return string
-function H.lua.sha256(s)
-  return require("rpiv_todo.sha256")(s)
-end
-
----@param key string
----@return string
-function H.lua.key_prefix(key)
-  return H.part(key, H.MAX_KEY) .. "@"
-end
-
----@param key string
----@param id string
----@return string
-function H.lua.file_name(key, id)
-  return H.lua.key_prefix(key) .. H.part(id, H.MAX_ID) .. ".json"
-end
-
----@param name string
----@return string|nil key_part
----@return string|nil id_part
----@return string|nil id
-function H.lua.parse_name(name)
-  local key_part, id_part = name:match("^([^@]+)@([^@]+)%.json$")
-  if key_part == nil or key_part:sub(1, 1) == "." then
-    return nil
-  end
-  local id = nil
-  if id_part:sub(1, 1) ~= "~" then
-    id = id_part:gsub("%%(%x%x)", function(hex)
-      return string.char(tonumber(hex, 16))
-    end)
-  end
-  return key_part, id_part, id
-end
-
----The naming in use: the core's, else the plain-Lua copy.
+---The naming: the core (rpiv_todo.native; its stand-in raises when the module is missing).
 ---@return table
 function H.naming()
-  return H.native() or H.lua
+  return require("rpiv_todo.native")
 end
 
 ---The SHA-256 of {s}, 64 lowercase hex digits.

@@ -81,7 +81,7 @@ end
 
 ---The MCP server's record run() left in <clone>/lib/mcp.txt, with `path` added.
 function M.server_record()
-  return require("rpiv_todo.install").server(M.root .. "/lib")
+  return require("rpiv_todo.nvim.install").server(M.root .. "/lib")
 end
 
 ---Start an MCP server as an agent does (tests/install/mcp_probe.py): initialize (timed,

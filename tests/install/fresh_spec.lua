@@ -16,7 +16,7 @@ T.test("the clone starts without a native module and without cargo", function()
 end)
 
 T.test("the asset chosen for this machine is the one scripts/package.sh wrote", function()
-  local install = require("rpiv_todo.install")
+  local install = require("rpiv_todo.nvim.install")
   local platform = install.platform()
   T.eq(platform.target and install.asset_name(platform.target), C.asset, "asset name")
   T.eq(platform.target and install.server_asset_name(platform.target), C.server_asset, "server asset name")
@@ -44,7 +44,7 @@ T.test("without a server binary scripts/mcp.sh prints the command that installs 
       .. "/target/release; install the prebuilt one (what :TodosInstall does):\n"
       .. "  nvim --headless -u NONE --cmd 'set rtp^="
       .. C.root
-      .. '\' -c \'lua if not require("rpiv_todo.install").run() then vim.cmd("cquit 1") end\' -c qa\n',
+      .. '\' -c \'lua if not require("rpiv_todo.nvim.install").run() then vim.cmd("cquit 1") end\' -c qa\n',
     "stderr: the one command"
   )
   T.eq(ms < 1000, true, "at once (" .. math.floor(ms) .. " ms)")
@@ -83,7 +83,7 @@ T.test("with neither nvim nor cargo on PATH scripts/mcp.sh says what works witho
 end)
 
 T.test("run({ base_url }) downloads, verifies and installs the module", function()
-  local ok, err = require("rpiv_todo.install").run({ base_url = C.release, quiet = true })
+  local ok, err = require("rpiv_todo.nvim.install").run({ base_url = C.release, quiet = true })
   T.eq(err, nil, "no error")
   T.eq(ok, true, "run() returns true")
   local record = C.record()
@@ -175,7 +175,7 @@ end)
 
 T.test("a second run finds the module in place and downloads nothing", function()
   local before = #C.log_lines()
-  T.eq(require("rpiv_todo.install").run({ base_url = C.release, quiet = true }), true, "run() returns true")
+  T.eq(require("rpiv_todo.nvim.install").run({ base_url = C.release, quiet = true }), true, "run() returns true")
   T.eq(#C.log_lines(), before, "no request")
 end)
 

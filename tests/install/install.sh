@@ -10,7 +10,7 @@
 #      in the module or the server;
 #   2. a fresh clone of the repository (the working tree as it is, without build outputs),
 #      with no lua/rpiv_todo/core.so and no cargo on PATH, installs through
-#      require("rpiv_todo.install").run({ base_url = ... }); a new Neovim makes a tool call,
+#      require("rpiv_todo.nvim.install").run({ base_url = ... }); a new Neovim makes a tool call,
 #      and the installed server, started by the clone's scripts/mcp.sh, answers initialize
 #      in under 100 ms and tool calls (tests/install/fresh_spec.lua), in both Neovims;
 #   3. tampered asset, wrong .sha256, truncated download, server down, unloadable asset,

@@ -20,7 +20,7 @@ vim.fn.writefile({
   "  {",
   "    url = " .. string.format("%q", os.getenv("RPIV_REMOTE")) .. ",",
   '    name = "rpiv_todo",',
-  '    build = function() require("rpiv_todo.install").run() end,',
+  '    build = function() require("rpiv_todo.nvim.install").run() end,',
   "    config = function() require('rpiv_todo').setup({}) end,",
   "  },",
   "}, {",

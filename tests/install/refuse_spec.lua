@@ -11,7 +11,7 @@ local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 local C = dofile(os.getenv("RPIV_ROOT") .. "/tests/install/common.lua")
 local H = {}
 
-H.install = require("rpiv_todo.install")
+H.install = require("rpiv_todo.nvim.install")
 H.before = C.record()
 H.before_bytes = H.before and C.read(H.before.path)
 H.before_record = C.read(C.root .. "/lib/installed.txt")

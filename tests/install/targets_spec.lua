@@ -1,12 +1,12 @@
 -- tests/install/targets_spec.lua: every prebuilt module the installer can choose
--- (require("rpiv_todo.install").TARGETS) is built by .github/workflows/release.yml, and
+-- (require("rpiv_todo.nvim.install").TARGETS) is built by .github/workflows/release.yml, and
 -- the workflow builds nothing the installer would never pick; the npm launcher
 -- (npm/rpiv-todo-mcp) has one platform package for each of those targets. The workflow
 -- cannot run here; this keeps the lists from drifting apart.
 
 local T = dofile(os.getenv("RPIV_ROOT") .. "/tests/harness.lua")
 
-local install = require("rpiv_todo.install")
+local install = require("rpiv_todo.nvim.install")
 local workflow = T.read(T.root() .. "/.github/workflows/release.yml")
 
 -- The `target:` entries of the build matrix.

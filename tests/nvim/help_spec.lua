@@ -65,7 +65,7 @@ T.test("every function the help documents exists in the module its tag names", f
   local modules = {
     ["rpiv_todo.nvim"] = require("rpiv_todo.nvim"),
     ["rpiv_todo.persist"] = require("rpiv_todo.persist"),
-    ["rpiv_todo.install"] = require("rpiv_todo.install"),
+    ["rpiv_todo.nvim.install"] = require("rpiv_todo.nvim.install"),
     ["rpiv_todo.core"] = require("rpiv_todo.core"),
     ["rpiv_todo"] = require("rpiv_todo"),
     ["rpiv_todo.session:"] = getmetatable(require("rpiv_todo").session("help-spec")).__index,

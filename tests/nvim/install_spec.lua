@@ -1,5 +1,5 @@
 -- tests/nvim/install_spec.lua: the installer's parts that need no server, in both Neovims:
--- SHA-256 against the FIPS 180-2 examples, the base URL's precedence, the release layout,
+-- SHA-256 of a file against the FIPS 180-2 examples, the base URL's precedence, the release layout,
 -- this machine's platform, option errors, :TodosInstall, and the loader with a module
 -- installed in <plugin>/lib (loaded by its versioned name; another version refused with
 -- one message naming both versions and :TodosInstall), and :checkhealth's install lines.
@@ -11,21 +11,61 @@ local H = {}
 
 H.root = T.root()
 H.version = T.cargo_version()
-local install = require("rpiv_todo.install")
+local install = require("rpiv_todo.nvim.install")
 
-T.test("sha256 matches the FIPS 180-2 examples", function()
-  T.eq(install.sha256(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "empty")
-  T.eq(install.sha256("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "abc")
-  T.eq(
-    install.sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
-    "two blocks"
-  )
-  T.eq(
-    install.sha256(string.rep("a", 1000000)),
-    "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
-    "a million a"
-  )
+-- A file holding `data`, for sha256_file.
+function H.file_of(data)
+  local path = vim.fn.tempname()
+  local file = assert(io.open(path, "wb"))
+  file:write(data)
+  file:close()
+  return path
+end
+
+T.test("sha256_file matches the FIPS 180-2 examples, and the core on bytes with NUL", function()
+  local cases = {
+    { "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "empty" },
+    { "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "abc" },
+    {
+      "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+      "two blocks",
+    },
+    { string.rep("a", 1000000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", "a million a" },
+  }
+  for _, case in ipairs(cases) do
+    local path = H.file_of(case[1])
+    T.same({ install.sha256_file(path) }, { case[2] }, case[3])
+    os.remove(path)
+  end
+  -- Binary bytes (what a module is), against the core's own SHA-256 (src/naming.rs).
+  local bytes = {}
+  for i = 0, 4095 do
+    bytes[#bytes + 1] = string.char((i * 37) % 256)
+  end
+  local data = "\0\0ELF" .. table.concat(bytes) .. "\0"
+  local path = H.file_of(data)
+  T.eq(install.sha256_file(path), require("rpiv_todo.core").sha256(data), "binary with NUL bytes")
+  os.remove(path)
+end)
+
+T.test("sha256_file: a missing file, and no SHA-256 program on PATH, each say so", function()
+  local missing = vim.fn.tempname()
+  local hash, err = install.sha256_file(missing)
+  T.eq(hash, nil, "no hash for a missing file")
+  T.contains(tostring(err), "could not hash " .. missing, "names the file")
+  local path = H.file_of("abc")
+  local saved = vim.env.PATH
+  vim.env.PATH = vim.fn.tempname()
+  hash, err = install.sha256_file(path)
+  vim.env.PATH = saved
+  os.remove(path)
+  T.eq(hash, nil, "no hash without a program")
+  T.eq(err, "no SHA-256 program on PATH (sha256sum, shasum or certutil): install coreutils", "what is missing")
+end)
+
+T.test("the deprecated rpiv_todo.install is the same table", function()
+  T.eq(require("rpiv_todo.install"), install, "alias")
 end)
 
 T.test("the Lua scripts' version is Cargo.toml's", function()
@@ -194,7 +234,7 @@ T.test(":checkhealth warns of an install.lua left from an older copy of the plug
   vim.cmd("bwipeout!")
   vim.fn.delete(old, "rf")
   T.contains(text, "left from an older copy of the plugin: " .. old .. "/lua/rpiv_todo/install.lua", "the file named")
-  T.contains(text, "delete it: the installer is lua/rpiv_todo/install/ now", "what to do")
+  T.contains(text, "delete it: the installer is lua/rpiv_todo/nvim/install/ now", "what to do")
   T.eq(clean:find("older copy", 1, true), nil, "no warning without the file")
 end)
 

@@ -51,9 +51,9 @@ vim.env.HOME = home
 -- 'packpath' was set at startup from the old home: add the new data folder, as a Neovim
 -- started with this home would have it (the block's `packadd` looks there).
 vim.opt.packpath:prepend(vim.fn.stdpath("data") .. "/site")
--- The block installs the prebuilt module (require("rpiv_todo.install").run()); here each
+-- The block installs the prebuilt module (require("rpiv_todo.nvim.install").run()); here each
 -- such run is counted instead (tests/install/pack_spec.lua runs the real installer).
-package.loaded["rpiv_todo.install"] = {
+package.loaded["rpiv_todo.nvim.install"] = {
   run = function()
     local path = vim.fn.stdpath("data") .. "/site/pack/core/opt/rpiv_todo"
     vim.fn.writefile({ vim.fn.resolve(path) .. " luajit" }, count, "a")

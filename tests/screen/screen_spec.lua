@@ -53,9 +53,12 @@ function H.tmux(args)
   return H.read("tmux -L " .. H.socket .. " -f /dev/null " .. args)
 end
 
----Start Neovim in a fresh pane; `term` is the pane's TERM.
+---Start Neovim in a fresh pane; `term` is the pane's TERM. `opts.root` is the plugin's
+---folder (default the repository), `opts.path` what goes before $PATH.
 ---@param term string
-function H.start(term)
+---@param opts? { root?: string, path?: string }
+function H.start(term, opts)
+  opts = opts or {}
   H.tmux("kill-server")
   H.starts = H.starts + 1
   H.socket = H.socket_base .. "-" .. H.starts
@@ -69,7 +72,8 @@ function H.start(term)
     "env",
     "-u NVIM -u NVIM_LISTEN_ADDRESS -u VIMINIT -u LUA_PATH -u LUA_CPATH -u COLORTERM",
     "TERM=" .. term,
-    "RPIV_ROOT=" .. H.quote(H.root),
+    "RPIV_ROOT=" .. H.quote(opts.root or H.root),
+    opts.path and ("PATH=" .. H.quote(opts.path .. ":" .. os.getenv("PATH"))) or "",
     "XDG_CONFIG_HOME=" .. H.quote(H.scratch .. "/config"),
     "XDG_STATE_HOME=" .. H.quote(H.scratch .. "/state"),
     "XDG_DATA_HOME=" .. H.quote(H.scratch .. "/data"),
@@ -120,13 +124,14 @@ function H.screen()
   return lines
 end
 
----Poll the screen until `pred(screen)` holds (10 s at most); the screen.
+---Poll the screen until `pred(screen)` holds (`seconds`, default 10, at most); the screen.
 ---@param pred fun(s: string[]): boolean
 ---@param what string
+---@param seconds? number
 ---@return string[]
-function H.wait(pred, what)
+function H.wait(pred, what, seconds)
   local s
-  for _ = 1, 200 do
+  for _ = 1, (seconds or 10) * 20 do
     s = H.screen()
     if #s >= H.ROWS and pred(s) then
       return s
@@ -424,6 +429,69 @@ T.test("colorscheme morning (light) in 256 colours: one background across the pa
   local bgs = H.keys_of(panel)
   T.eq(#bgs, 1, "one background across the panel (" .. table.concat(bgs, " ") .. ")")
   T.eq(left[bgs[1]], nil, "different from the buffer's beside it")
+end)
+
+-- :TodosInstall in a Neovim with a screen does not block it. The plugin is a copy in the
+-- scratch folder (the install writes its lib/), and cargo a stand-in that takes 4 s per
+-- build and leaves a file when it is done: the repository's module, or a script that
+-- answers --version as the server does.
+function H.slow_cargo(dir)
+  local f = assert(io.open(dir .. "/cargo", "w"))
+  f:write(table.concat({
+    "#!/bin/sh",
+    "server=",
+    'while [ $# -gt 0 ]; do [ "$1" = --target-dir ] && dir=$2; [ "$1" = rpiv_todo_mcp ] && server=1; shift; done',
+    "sleep 4",
+    'mkdir -p "$dir/release"',
+    'if [ -n "$server" ]; then',
+    "  printf '#!/bin/sh\\necho rpiv_todo_mcp " .. T.cargo_version() .. '\\n\' > "$dir/release/rpiv_todo_mcp"',
+    "  touch " .. H.quote(dir .. "/server-built"),
+    "else",
+    "  cp " .. H.quote(H.root .. "/lua/rpiv_todo/core.so") .. ' "$dir/release/librpiv_todo.so"',
+    "  touch " .. H.quote(dir .. "/module-built"),
+    "fi",
+    "",
+  }, "\n"))
+  f:close()
+  os.execute("chmod +x " .. H.quote(dir .. "/cargo"))
+end
+
+---@param path string
+---@return boolean
+function H.exists(path)
+  local f = io.open(path)
+  if f then
+    f:close()
+  end
+  return f ~= nil
+end
+
+T.test(":TodosInstall! source: the editor takes keys while cargo builds; the steps and the end show", function()
+  local plugin, bin = H.scratch .. "/plugin", H.scratch .. "/bin"
+  os.execute("mkdir -p " .. H.quote(plugin) .. " " .. H.quote(bin))
+  for _, part in ipairs({ "lua", "plugin", "Cargo.toml" }) do
+    os.execute("cp -R " .. H.quote(H.root .. "/" .. part) .. " " .. H.quote(plugin .. "/"))
+  end
+  H.slow_cargo(bin)
+  H.start("tmux-256color", { root = plugin, path = bin })
+  H.ex("TodosInstall! source")
+  H.keys("G", "o", "typed while cargo builds", "Escape")
+  H.wait(function(now)
+    return H.find(now, "typed while cargo builds") ~= nil
+  end, "the typed line", 3)
+  T.eq(H.exists(bin .. "/module-built"), false, "the typed line showed before the module's build ended")
+  H.wait(function(now)
+    return H.find(now, "native module built:") ~= nil
+  end, "the end of the install", 30)
+  T.eq(H.exists(bin .. "/server-built"), true, "the server was built too")
+  H.ex("messages")
+  H.wait(function(now)
+    return H.find(now, "install: building the module with cargo") ~= nil
+      and H.find(now, "install: building the MCP server with cargo") ~= nil
+  end, "each step in :messages", 3)
+  local record = assert(io.open(plugin .. "/lib/installed.txt")):read("*a")
+  T.contains(record, "source=built", "lib/installed.txt: built")
+  T.contains(assert(io.open(plugin .. "/lib/mcp.txt")):read("*a"), "source=built", "lib/mcp.txt: built")
 end)
 
 H.tmux("kill-server")

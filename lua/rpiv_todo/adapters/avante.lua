@@ -247,7 +247,7 @@ function H.compacted_list(id)
     rec = {}
     history[M.RECORD] = rec
   end
-  local key = require("rpiv_todo.sha256")(
+  local key = require("rpiv_todo.native").sha256(
     table.concat(
       { memory.content, tostring(memory.last_message_uuid), tostring(memory.last_summarized_timestamp) },
       "\0"

@@ -5,7 +5,7 @@
 
 ---@helptext rpiv_todo-install verbatim
 --- The repository is the plugin. Its native module (LuaJIT) comes prebuilt:
---- |rpiv_todo.install.run()| (or |:TodosInstall|) downloads the one for your
+--- |rpiv_todo.nvim.install.run()| (or |:TodosInstall|) downloads the one for your
 --- platform, checks it and puts it in place. Neovim, git and curl are enough;
 --- building from source with `cargo` is the fallback.
 ---
@@ -13,7 +13,7 @@
 --- >
 ---     {
 ---       "rpiv-todo/rpiv_todo",
----       build = function() require("rpiv_todo.install").run() end,
+---       build = function() require("rpiv_todo.nvim.install").run() end,
 ---       opts = {},   -- calls require("rpiv_todo").setup({})
 ---     }
 --- <
@@ -39,7 +39,7 @@
 ---         end
 ---         installing[d.path] = nil
 ---         if not d.active then vim.cmd.packadd("rpiv_todo") end
----         local ok, err = require("rpiv_todo.install").run()
+---         local ok, err = require("rpiv_todo.nvim.install").run()
 ---         if not ok then
 ---           vim.notify("rpiv_todo: " .. err, vim.log.levels.ERROR)
 ---         end

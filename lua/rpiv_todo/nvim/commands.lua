@@ -7,7 +7,7 @@
 --   :Todos file / sessions / prune [days]   the lists on disk (rpiv_todo.nvim.persist, .saved)
 --   :TodosToggle            collapse or expand the panel
 --   :TodosLanguage [xx]     pick the UI language (rpiv_todo.nvim.language)
---   :TodosInstall[!] [download|source]   put the native module in place (rpiv_todo.install)
+--   :TodosInstall[!] [download|source]   put the native module in place (rpiv_todo.nvim.install)
 --
 -- The list is the user's too: an edit goes through the same reducer as the model's calls
 -- (in the session :Todos shows), so the same rules hold; a rejected edit is a warning and
@@ -308,7 +308,16 @@ function M.install(args, force)
   if args ~= "" and from_source == nil then
     error("(rpiv_todo) :TodosInstall takes download or source, not " .. args, 0)
   end
-  require("rpiv_todo.install").run({ force = force, from_source = from_source })
+  local install = require("rpiv_todo.nvim.install")
+  local opts = { force = force, from_source = from_source }
+  if #vim.api.nvim_list_uis() > 0 then
+    -- Someone is at the screen: don't block it (Neovim 0.10+; a source build takes
+    -- minutes). start() tells them how it went.
+    install.start(opts)
+  else
+    -- Headless (`nvim --headless -c TodosInstall -c q`): done before the next command.
+    install.run(opts)
+  end
 end
 
 ---The words of `words` that start with `arglead`.
@@ -454,8 +463,12 @@ end
 ---@helptext :TodosInstall verbatim
 --- :TodosInstall[!] [download|source]
 ---                 Install the native module and the MCP server:
----                 |rpiv_todo.install.run()|. With !
----                 install again even when this version's module is in place;
+---                 |rpiv_todo.nvim.install.start()|, so on Neovim 0.10+ the
+---                 editor stays usable while it downloads or builds, and
+---                 each step shows in the notifications (headless, it is
+---                 |rpiv_todo.nvim.install.run()|, done before the next
+---                 command). With ! install
+---                 again even when this version's module is in place;
 ---                 `download` never builds, `source` only builds (cargo).
 
 ---@helptext :TodosToggle verbatim

@@ -1,4 +1,4 @@
--- rpiv_todo.install.lib: the installer's folder, <plugin>/lib. Its files (temporary
+-- rpiv_todo.nvim.install.lib: the installer's folder, <plugin>/lib. Its files (temporary
 -- names no other run uses, renames over a file), the two records that name the current
 -- module (rpiv_todo.installed.RECORD) and server (M.SERVER_RECORD), and the one move that
 -- puts a checked file in place: a name of its own (version and content hash), then the
@@ -7,7 +7,7 @@
 -- Neovim glue: libuv for stat and rename, vim.fn for the pid and the folder's listing.
 
 local installed = require("rpiv_todo.installed")
-local sha256 = require("rpiv_todo.sha256")
+local proc = require("rpiv_todo.nvim.install.proc")
 
 local M = {}
 local H = {}
@@ -121,8 +121,7 @@ function H.intact(record, version)
   if record == nil or record.version ~= version then
     return nil
   end
-  local data = M.read(record.path)
-  if data == nil or (record.sha256 and sha256(data) ~= record.sha256) then
+  if not M.exists(record.path) or (record.sha256 and proc.sha256_file(record.path) ~= record.sha256) then
     return nil
   end
   return record
@@ -170,8 +169,7 @@ function M.place(ctx, tmp, hash, record, kind)
   if M.exists(final) then
     -- The same bytes are already there (a forced reinstall): keep that file, which a
     -- running Neovim may have loaded, and drop the copy.
-    local data = M.read(final)
-    if data ~= nil and sha256(data) == hash then
+    if proc.sha256_file(final) == hash then
       os.remove(tmp)
     else
       return nil, final .. " exists with other content; remove it and run :TodosInstall again"

@@ -1,26 +1,23 @@
--- rpiv_todo.install.fetch: the download path. Each asset and its .sha256 come with curl
+-- rpiv_todo.nvim.install.fetch: the download path. Each asset and its .sha256 come with curl
 -- (which reads HTTPS_PROXY, https_proxy, ALL_PROXY and NO_PROXY itself), or from lib/
 -- when both were put there by hand, into a temporary file in lib/; the asset is checked
 -- against its .sha256, the module loaded once and the server run once, and only then is
--- each moved into place (rpiv_todo.install.lib). Any failure before the moves leaves the
+-- each moved into place (rpiv_todo.nvim.install.lib). Any failure before the moves leaves the
 -- previous files and records as they were.
--- Neovim glue: curl through vim.fn.system.
+-- Neovim glue: curl and the SHA-256 tool through rpiv_todo.nvim.install.proc.
 
-local fail = require("rpiv_todo.install.fail").fail
-local lib = require("rpiv_todo.install.lib")
-local release = require("rpiv_todo.install.release")
-local sha256 = require("rpiv_todo.sha256")
-local smoke = require("rpiv_todo.install.smoke")
+local fail = require("rpiv_todo.nvim.install.fail").fail
+local lib = require("rpiv_todo.nvim.install.lib")
+local release = require("rpiv_todo.nvim.install.release")
+local proc = require("rpiv_todo.nvim.install.proc")
+local smoke = require("rpiv_todo.nvim.install.smoke")
 
 local M = {}
 local H = {}
 
 -- curl URL into the file OUT. Returns true, or nil and curl's own words.
 function H.curl(url, out)
-  if vim.fn.executable("curl") ~= 1 then
-    return nil, "curl is not on PATH"
-  end
-  local output = vim.fn.system({
+  local code, output = proc.run({
     "curl",
     "--fail",
     "--location",
@@ -34,9 +31,9 @@ function H.curl(url, out)
     out,
     url,
   })
-  if vim.v.shell_error ~= 0 then
+  if code ~= 0 then
     os.remove(out)
-    return nil, "curl exited with " .. vim.v.shell_error .. ": " .. tostring(output):gsub("%s+$", "")
+    return nil, code and ("curl exited with " .. code .. ": " .. output:gsub("%s+$", "")) or output
   end
   return true
 end
@@ -84,6 +81,7 @@ function H.fetch(ctx, asset, suffix)
     end
   else
     source = "downloaded"
+    ctx.progress("downloading " .. url)
     local ok, err = H.curl(url .. ".sha256", tmp .. ".sha256")
     if ok then
       ok, err = H.curl(url, tmp)
@@ -96,13 +94,12 @@ function H.fetch(ctx, asset, suffix)
     end
     sums = lib.read(tmp .. ".sha256")
     os.remove(tmp .. ".sha256")
-    data = lib.read(tmp)
   end
   local want, perr = release.parse_sha256(sums or "", asset)
-  local got = data and sha256(data)
+  local got, herr = proc.sha256_file(tmp)
   if want == nil or got ~= want then
     os.remove(tmp)
-    local detail = perr or ("the file's SHA-256 is " .. tostring(got) .. ", the .sha256 says " .. want)
+    local detail = perr or herr or ("the file's SHA-256 is " .. tostring(got) .. ", the .sha256 says " .. want)
     return nil,
       fail(
         "verify",
@@ -115,14 +112,12 @@ function H.fetch(ctx, asset, suffix)
 end
 
 ---Download and verify the module (and the server), load the module once and run the
----server once, then move both into place. Sets ctx.server_path when the server was placed,
----and ctx.server_warning when its asset could not be fetched (a release or an offline
----folder without it): the module is then installed alone. A server that fails its check
----or does not run still refuses the whole install.
----@param ctx table the run's context (rpiv_todo.install builds it)
----@return string|nil path the module's path
----@return string|nil err
----@return string|nil how "downloaded" | "copied"
+---server once, then move both into place. When the server's asset cannot be fetched (a
+---release or an offline folder without it) the module is installed alone and
+---`server_warning` says why; a server that fails its check or does not run still refuses
+---the whole install.
+---@param ctx rpiv_todo.InstallContext
+---@return rpiv_todo.Installed|nil installed, string|nil err
 function M.download(ctx)
   local module, err = H.fetch(ctx, release.asset_name(ctx.target))
   if not module then
@@ -134,12 +129,11 @@ function M.download(ctx)
     return nil,
       fail("load", lerr .. "; nothing was changed", module.url, "report it with :checkhealth rpiv_todo's output")
   end
-  local server
-  local step
+  local server, step, server_warning
   if ctx.server then
     server, err, step = H.fetch(ctx, release.server_asset_name(ctx.target), ctx.exe)
     if not server and step == "download" then
-      ctx.server_warning = err
+      server_warning = err
     elseif not server then
       os.remove(module.tmp)
       return nil, err
@@ -165,8 +159,10 @@ function M.download(ctx)
     end
     return nil, fail("move into place", merr, module.url, "check that " .. ctx.dir .. " is writable")
   end
+  local spath
   if server then
-    local spath, serr = lib.place(ctx, server.tmp, server.hash, {
+    local serr
+    spath, serr = lib.place(ctx, server.tmp, server.hash, {
       source = server.source,
       url = server.url,
       triple = ctx.target.triple,
@@ -175,7 +171,6 @@ function M.download(ctx)
       os.remove(server.tmp)
       return nil, fail("move into place", serr, server.url, "check that " .. ctx.dir .. " is writable")
     end
-    ctx.server_path = spath
   end
   for _, fetched in ipairs({ module, server or {} }) do
     if fetched.by_hand then
@@ -183,7 +178,7 @@ function M.download(ctx)
       os.remove(fetched.by_hand .. ".sha256")
     end
   end
-  return path, nil, module.source
+  return { path = path, how = module.source, server_path = spath, server_warning = server_warning }
 end
 
 return M

@@ -1,4 +1,4 @@
--- rpiv_todo.install.fail: the one shape of the installer's errors: the step that failed,
+-- rpiv_todo.nvim.install.fail: the one shape of the installer's errors: the step that failed,
 -- what went wrong, the URL (when there is one) and what to do.
 -- Plain Lua.
 

@@ -1,4 +1,4 @@
--- rpiv_todo.install.platform: which prebuilt asset fits the running Neovim. The targets a
+-- rpiv_todo.nvim.install.platform: which prebuilt asset fits the running Neovim. The targets a
 -- release carries, the oldest glibc the Linux gnu ones run on, and this process's OS, CPU
 -- and (on Linux) C library, told apart without a compiler.
 -- Neovim glue: libuv's uname and vim.fn.glob.

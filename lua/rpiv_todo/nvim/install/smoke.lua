@@ -1,7 +1,10 @@
--- rpiv_todo.install.smoke: try a downloaded or built file once before it is put in place:
+-- rpiv_todo.nvim.install.smoke: try a downloaded or built file once before it is put in place:
 -- the module loaded with package.loadlib, the server run with `--version`; each must say
 -- it is this version (and the module that it is built for LuaJIT).
--- Neovim glue: the server runs through vim.fn.system, its mode is set with libuv.
+-- Neovim glue: the server runs through rpiv_todo.nvim.install.proc, its mode is set with
+-- libuv.
+
+local proc = require("rpiv_todo.nvim.install.proc")
 
 local M = {}
 
@@ -38,13 +41,13 @@ function M.run_server(path, version)
   local uv = vim.uv or vim.loop
   -- rwxr-xr-x: curl and io.open write files without the executable bit.
   uv.fs_chmod(path, 493)
-  local ok, output = pcall(vim.fn.system, { path, "--version" })
-  if not ok then
-    return nil, "it does not run: " .. tostring(output)
+  local code, output = proc.run({ path, "--version" })
+  if code == nil then
+    return nil, "it does not run: " .. output
   end
-  output = tostring(output):gsub("%s+$", "")
-  if vim.v.shell_error ~= 0 then
-    return nil, "`" .. path .. " --version` exited with " .. vim.v.shell_error .. ": " .. output:sub(1, 300)
+  output = output:gsub("%s+$", "")
+  if code ~= 0 then
+    return nil, "`" .. path .. " --version` exited with " .. code .. ": " .. output:sub(1, 300)
   end
   if output ~= "rpiv_todo_mcp " .. version then
     return nil, "it says " .. string.format("%q", output:sub(1, 200)) .. ", not rpiv_todo_mcp " .. version

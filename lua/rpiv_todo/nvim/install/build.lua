@@ -1,14 +1,15 @@
--- rpiv_todo.install.build: the path without a prebuilt asset. cargo builds the module
+-- rpiv_todo.nvim.install.build: the path without a prebuilt asset. cargo builds the module
 -- (as scripts/build-module.sh luajit does) and the server (`cargo build --release -p
 -- rpiv_todo_mcp`); each is copied into a temporary file in lib/, the module loaded once
 -- and the server run once, then both are moved into place like a download
--- (rpiv_todo.install.lib).
--- Neovim glue: cargo through vim.fn.system, RUSTFLAGS through vim.env, libuv's uname.
+-- (rpiv_todo.nvim.install.lib).
+-- Neovim glue: cargo and the SHA-256 tool through rpiv_todo.nvim.install.proc, libuv's
+-- uname.
 
-local fail = require("rpiv_todo.install.fail").fail
-local lib = require("rpiv_todo.install.lib")
-local sha256 = require("rpiv_todo.sha256")
-local smoke = require("rpiv_todo.install.smoke")
+local fail = require("rpiv_todo.nvim.install.fail").fail
+local lib = require("rpiv_todo.nvim.install.lib")
+local proc = require("rpiv_todo.nvim.install.proc")
+local smoke = require("rpiv_todo.nvim.install.smoke")
 
 local M = {}
 local H = {}
@@ -32,16 +33,16 @@ function M.cargo_output(target_dir)
 end
 
 -- Run one cargo build; nil and cargo's last words when it fails.
-function H.cargo(cmd)
-  local output = vim.fn.system(cmd)
-  local code = vim.v.shell_error
+function H.cargo(cmd, env)
+  local code, output = proc.run(cmd, env)
   if code ~= 0 then
-    return nil, "cargo build exited with " .. code .. ":\n" .. tostring(output):gsub("%s+$", ""):sub(-1500)
+    return nil, code and ("cargo build exited with " .. code .. ":\n" .. output:gsub("%s+$", ""):sub(-1500)) or output
   end
   return true
 end
 
--- Copy what cargo built into a temporary file in lib/; the file, its bytes, or nil and why.
+-- Copy what cargo built into a temporary file in lib/; the file and its SHA-256, or nil
+-- and why.
 function H.take_build(ctx, built, suffix)
   local data = lib.read(built)
   if data == nil then
@@ -52,17 +53,19 @@ function H.take_build(ctx, built, suffix)
   if not ok then
     return nil, nil, "cannot copy it into " .. ctx.dir .. ": " .. tostring(err)
   end
-  return tmp, data
+  local hash, herr = proc.sha256_file(tmp)
+  if hash == nil then
+    os.remove(tmp)
+    return nil, nil, herr
+  end
+  return tmp, hash
 end
 
 ---Build with cargo (the module as scripts/build-module.sh luajit does, the server as
 ---`cargo build --release -p rpiv_todo_mcp`), then load the module once, run the server
----once, and move both into place like a download. Sets ctx.server_path when the server
----was placed.
----@param ctx table the run's context (rpiv_todo.install builds it)
----@return string|nil path the module's path
----@return string|nil err
----@return string|nil how "built"
+---once, and move both into place like a download.
+---@param ctx rpiv_todo.InstallContext
+---@return rpiv_todo.Installed|nil installed, string|nil err
 function M.build(ctx)
   local todo = "install Rust (https://rustup.rs) and run :TodosInstall again, or "
     .. "run :TodosInstall download when a prebuilt module exists for this platform"
@@ -70,11 +73,12 @@ function M.build(ctx)
     return nil, fail("build from source", "cargo is not on PATH", nil, todo)
   end
   local target_dir = ctx.root .. "/target/module-luajit"
-  local saved = vim.env.RUSTFLAGS
+  local env
   if H.uv().os_uname().sysname == "Darwin" then
     -- A macOS module leaves the Lua symbols for the host process to provide.
-    vim.env.RUSTFLAGS = (saved or "") .. " -C link-arg=-undefined -C link-arg=dynamic_lookup"
+    env = { RUSTFLAGS = (vim.env.RUSTFLAGS or "") .. " -C link-arg=-undefined -C link-arg=dynamic_lookup" }
   end
+  ctx.progress("building the module with cargo (minutes the first time)")
   local ok, err = H.cargo({
     "cargo",
     "build",
@@ -87,12 +91,11 @@ function M.build(ctx)
     "module,luajit",
     "--target-dir",
     target_dir,
-  })
-  vim.env.RUSTFLAGS = saved
+  }, env)
   if not ok then
     return nil, fail("build from source", err, nil, todo)
   end
-  local tmp, data, terr = H.take_build(ctx, M.cargo_output(target_dir))
+  local tmp, hash, terr = H.take_build(ctx, M.cargo_output(target_dir))
   if not tmp then
     return nil, fail("build from source", terr, nil, todo)
   end
@@ -101,10 +104,11 @@ function M.build(ctx)
     os.remove(tmp)
     return nil, fail("load", lerr .. "; nothing was changed", nil, todo)
   end
-  local server_tmp, server_data
+  local server_tmp, server_hash
   if ctx.server then
     -- The workspace's own target folder: scripts/mcp.sh also finds the build there.
     local server_dir = ctx.root .. "/target"
+    ctx.progress("building the MCP server with cargo")
     ok, err = H.cargo({
       "cargo",
       "build",
@@ -117,7 +121,7 @@ function M.build(ctx)
       server_dir,
     })
     if ok then
-      server_tmp, server_data, err = H.take_build(ctx, server_dir .. "/release/rpiv_todo_mcp" .. ctx.exe, ctx.exe)
+      server_tmp, server_hash, err = H.take_build(ctx, server_dir .. "/release/rpiv_todo_mcp" .. ctx.exe, ctx.exe)
     end
     if server_tmp then
       ok, err = smoke.run_server(server_tmp, ctx.version)
@@ -132,7 +136,7 @@ function M.build(ctx)
     end
   end
   local triple = ctx.target and ctx.target.triple or (ctx.platform.os .. "-" .. tostring(ctx.platform.arch))
-  local path, merr = lib.place(ctx, tmp, sha256(data), { source = "built", triple = triple })
+  local path, merr = lib.place(ctx, tmp, hash, { source = "built", triple = triple })
   if not path then
     os.remove(tmp)
     if server_tmp then
@@ -140,15 +144,16 @@ function M.build(ctx)
     end
     return nil, fail("move into place", merr, nil, "check that " .. ctx.dir .. " is writable")
   end
+  local spath
   if server_tmp then
-    local spath, serr = lib.place(ctx, server_tmp, sha256(server_data), { source = "built", triple = triple }, "server")
+    local serr
+    spath, serr = lib.place(ctx, server_tmp, server_hash, { source = "built", triple = triple }, "server")
     if not spath then
       os.remove(server_tmp)
       return nil, fail("move into place", serr, nil, "check that " .. ctx.dir .. " is writable")
     end
-    ctx.server_path = spath
   end
-  return path, nil, "built"
+  return { path = path, how = "built", server_path = spath }
 end
 
 return M

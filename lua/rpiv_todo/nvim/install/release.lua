@@ -1,4 +1,4 @@
--- rpiv_todo.install.release: what a release holds and where, as scripts/package.sh
+-- rpiv_todo.nvim.install.release: what a release holds and where, as scripts/package.sh
 -- writes it: <base_url>/v<version>/rpiv_todo_core-<triple>.<ext>,
 -- <base_url>/v<version>/rpiv_todo_mcp-<triple>[.exe], and a .sha256 beside each
 -- (`sha256sum` format). The URL is computed, never looked up through an API.
@@ -11,7 +11,7 @@ M.REPOSITORY = "https://github.com/rpiv-todo/rpiv_todo"
 M.DEFAULT_BASE_URL = M.REPOSITORY .. "/releases/download"
 
 ---The file name of a release asset.
----@param target table an entry of rpiv_todo.install.platform.TARGETS
+---@param target table an entry of rpiv_todo.nvim.install.platform.TARGETS
 ---@return string
 function M.asset_name(target)
   return "rpiv_todo_core-" .. target.triple .. "." .. target.ext
@@ -19,7 +19,7 @@ end
 
 ---The file name of the MCP server's release asset: rpiv_todo_mcp-<triple>, with .exe on
 ---Windows.
----@param target table an entry of rpiv_todo.install.platform.TARGETS
+---@param target table an entry of rpiv_todo.nvim.install.platform.TARGETS
 ---@return string
 function M.server_asset_name(target)
   return "rpiv_todo_mcp-" .. target.triple .. (target.os == "Windows_NT" and ".exe" or "")
