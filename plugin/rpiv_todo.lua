@@ -11,7 +11,8 @@
 -- shows the errors of failing session listeners with vim.notify (once per listener and
 -- message). rpiv_todo.session is plain Lua and loads no native code.
 
--- What the editor adds to `require("rpiv_todo").setup()`: its options and its setup step.
+-- What the editor adds to `require("rpiv_todo").setup()`: its options and its setup step;
+-- and to `require("rpiv_todo").foreground()`: the panel's pin (see rpiv_todo.nvim.shown).
 -- The plain layer asks rpiv_todo.host for them and never requires the editor's modules.
 -- Registered at every sourcing (a host that reloaded rpiv_todo.host sources it again).
 require("rpiv_todo.host").register_editor({
@@ -20,6 +21,9 @@ require("rpiv_todo.host").register_editor({
   end,
   configure = function(opts)
     require("rpiv_todo.nvim.setup").configure(opts)
+  end,
+  foreground = function(...)
+    return require("rpiv_todo.nvim.frontend").foreground(...)
   end,
 })
 

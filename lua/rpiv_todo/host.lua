@@ -7,6 +7,7 @@
 --
 --   host.editor()                     true inside Neovim
 --   host.notify(msg, "error")         a notification in Neovim; false elsewhere
+--   host.deprecated(what, instead)    one notice per old name (Neovim's :checkhealth vim.deprecated)
 --   host.schedule(fn)                 fn on the main loop's next turn; false elsewhere
 --   host.cwd()                        the working directory (safe in a luv callback)
 --   host.pid()                        the process id, or nil
@@ -50,6 +51,36 @@ function M.notify(msg, level)
   local code = ({ error = levels.ERROR, warn = levels.WARN, info = levels.INFO })[level]
   v.notify(msg, code, { title = "rpiv_todo" })
   return true
+end
+
+-- The deprecated names already reported (once each per process).
+H.deprecated = {}
+
+-- The release that removes the deprecated aliases.
+M.REMOVED_IN = "0.3.0"
+
+---A deprecated name was used: tell the person once per name, through Neovim's
+---`vim.deprecate` (listed by `:checkhealth vim.deprecated`), else a warning; nothing
+---outside Neovim (a plain host has nobody to show it to, and nothing goes to stderr).
+---@param what string the old name, e.g. `require("rpiv_todo.nvim").turn_started`
+---@param instead string its one public name
+function M.deprecated(what, instead)
+  if H.deprecated[what] then
+    return
+  end
+  H.deprecated[what] = true
+  local v = H.vim()
+  if v == nil then
+    return
+  end
+  if type(v.deprecate) == "function" then
+    pcall(v.deprecate, what, instead, M.REMOVED_IN, "rpiv_todo", false)
+  else
+    M.notify(
+      "(rpiv_todo) " .. what .. " is deprecated: use " .. instead .. " (removed in " .. M.REMOVED_IN .. ")",
+      "warn"
+    )
+  end
 end
 
 ---Run `fn` on the main loop's next turn; false outside Neovim (nothing runs).
@@ -121,13 +152,14 @@ function M.on_user_event(group, patterns, fn)
   return true
 end
 
--- What the editor registered: { options = fun(): table, configure = fun(opts) }, or nil.
+-- What the editor registered: { options, configure, foreground }, or nil.
 H.editor_part = nil
 
 ---The editor's part of `setup()`, registered by plugin/rpiv_todo.lua when Neovim loads the
 ---plugin: `options()` gives its options module (their checks and defaults), `configure(opts)`
----applies them. The plain modules never require the editor's modules; they ask here.
----@param part { options: fun(): table, configure: fun(opts: table) }
+---applies them, `foreground(...)` is `rpiv_todo.foreground` with the panel's pin. The plain
+---modules never require the editor's modules; they ask here.
+---@param part { options: fun(): table, configure: fun(opts: table), foreground?: fun(...): table }
 function M.register_editor(part)
   H.editor_part = part
 end
@@ -135,7 +167,7 @@ end
 ---The editor's part of `setup()` (see `register_editor`), or nil outside Neovim. A config
 ---that calls setup() before Neovim sourced the plugin file (init.lua runs first for a
 ---start package) has it sourced now.
----@return { options: fun(): table, configure: fun(opts: table) }|nil
+---@return { options: fun(): table, configure: fun(opts: table), foreground?: fun(...): table }|nil
 function M.editor_part()
   local v = H.vim()
   if v == nil then

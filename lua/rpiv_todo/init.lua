@@ -6,9 +6,12 @@
 --   local text, level = todo.command.todos(todo.session("default"), { interactive = true })
 --
 -- This file is the public API: setup() (the tool's options, in rpiv_todo.config, and in
--- Neovim the editor's, in rpiv_todo.nvim.options) and the functions hosts call. The tool, the sessions and the overlay load on first use (fields listed in
--- H.LAZY, filled in by the metatable at the end), and `setup()` only checks and records its
--- options. The native core (through `rpiv_todo.native`, which checks its version) loads at
+-- Neovim the editor's, in rpiv_todo.nvim.options) and the functions hosts call, each a
+-- `function M.<name>` below that loads what it needs when it is called. Eight names are
+-- fields, not functions: the module handles `core`, `guidance`, `command`, `sessions`,
+-- `overlay`, the tables `config` and `defaults`, and `version`, loaded on first read (H.LAZY and the
+-- metatable at the end) so that requiring this file loads nothing else; `setup()` only
+-- checks and records its options. The native core (through `rpiv_todo.native`, which checks its version) loads at
 -- require time outside Neovim; in Neovim once startup is over (see the end of the file), so
 -- a config calling setup() at startup pays for this one file.
 
@@ -24,7 +27,8 @@
 local M = {}
 local H = {}
 
--- Modules behind the fields of M, loaded when a field is first read.
+-- Modules behind the fields of M, loaded when a field is first read (also `config`,
+-- `defaults` and `version`, see the metatable at the end).
 -- `core`: the one guarded load of the native module (rpiv_todo.native), which says how to
 -- build the library when it is missing and refuses a stale build.
 H.LAZY = {
@@ -33,17 +37,6 @@ H.LAZY = {
   command = "rpiv_todo.command",
   sessions = "rpiv_todo.session",
   overlay = "rpiv_todo.overlay",
-}
-
--- Lifecycle a host drives (see rpiv_todo.session): fields of M read from the session layer.
-H.SESSION_FIELDS = {
-  on_session_start = true,
-  on_compaction = true,
-  on_branch_change = true,
-  shutdown = true,
-  turn_started = true,
-  listen = true,
-  on_listener_error = true,
 }
 
 ---@return table rpiv_todo.guidance
@@ -204,12 +197,85 @@ function M.session(id)
   return H.session().get(id)
 end
 
----Name the session the UI shows (or, without an argument, read it). Returns that session.
----In Neovim this pins the panel's session, like |rpiv_todo.nvim.foreground()|.
----@param id? string
+---The session the UI shows, returned by every form. `foreground(id)` names session {id}
+---(in Neovim: pins the panel and |:Todos| to it); `foreground(nil)` follows again (in
+---Neovim: the chat in the current window, else the session of the latest tool call);
+---`foreground()` only reads it.
+---@signature foreground({id})
+---@signature foreground()
+---@param ... string|nil
 ---@return rpiv_todo.Session
-function M.foreground(id)
-  return H.session().foreground(id)
+function M.foreground(...)
+  local part = require("rpiv_todo.host").editor_part()
+  if part ~= nil and part.foreground ~= nil then
+    return part.foreground(...)
+  end
+  return H.session().foreground((...))
+end
+
+---A new agent turn began in session {id} (nil: in every session). Listeners hear
+---`("turn_started", id)`: a UI hides the completed tasks it already showed.
+---@param id? string
+function M.turn_started(id)
+  H.session().turn_started(id)
+end
+
+---Let a chat front end name the session of its chat buffers: `lookup(bufnr)` returns the
+---session id of the chat in that buffer, or nil for a buffer that is not one of its chats
+---(a nil {lookup} removes the front end's). A UI that follows chat windows (the Neovim
+---panel) shows that chat's list. Listeners hear `("chat", name)`.
+---@param name string the front end ("codecompanion", "avante", ...)
+---@param lookup fun(bufnr: integer): string|nil
+function M.register_chat(name, lookup)
+  H.session().register_chat(name, lookup)
+end
+
+---A host's session {id} started, with its branch entries: the list is rebuilt by replay.
+---@param id string
+---@param entries table|string
+---@return rpiv_todo.State
+function M.on_session_start(id, entries)
+  return H.session().on_session_start(id, entries)
+end
+
+---The host compacted session {id}'s conversation: the held list stays unless the branch's
+---is newer; returns the message that puts the list back in the model's view, or nil (see
+---`rpiv_todo.session.on_compaction`).
+---@param id string
+---@param entries? table|string
+---@return rpiv_todo.CompactionMessage|nil
+function M.on_compaction(id, entries)
+  return H.session().on_compaction(id, entries)
+end
+
+---The host moved session {id} to another branch: the list is rebuilt by replay.
+---@param id string
+---@param entries table|string
+---@return rpiv_todo.State
+function M.on_branch_change(id, entries)
+  return H.session().on_branch_change(id, entries)
+end
+
+---Forget session {id}'s list (the host's session ended).
+---@param id string
+function M.shutdown(id)
+  return H.session().shutdown(id)
+end
+
+---Listen to session events, `fn(event, id, session, params)` (see
+---`rpiv_todo.session.listen` for the events). Returns a function that removes it.
+---@param fn fun(event: rpiv_todo.SessionEvent, id: string, session: rpiv_todo.Session?)
+---@return fun() remove
+function M.listen(fn)
+  return H.session().listen(fn)
+end
+
+---Be told when a listener raises (see `rpiv_todo.session.on_listener_error`). Returns a
+---function that removes the reporter.
+---@param fn fun(message: string, info: rpiv_todo.ListenerError)
+---@return fun() remove
+function M.on_listener_error(fn)
+  return H.session().on_listener_error(fn)
 end
 
 -- Session events after which a list is another one (an overlay forgets what it showed).
@@ -258,7 +324,7 @@ function M.set_locale(code, opts)
   return require("rpiv_todo.i18n").switch(code, opts)
 end
 
--- The lazy fields: each is loaded on first read and kept. (`todo.overlay` was lazy before
+-- The eight fields: each is loaded on first read and kept. (`todo.overlay` was lazy before
 -- the rest: the overlay reads `require("rpiv_todo").config`, and a lazy field keeps the
 -- two modules from requiring each other while loading.)
 setmetatable(M, {
@@ -268,13 +334,11 @@ setmetatable(M, {
       value = require(H.LAZY[k])
     elseif k == "version" then
       -- The Lua scripts' version, which the native core matches.
-      value = require("rpiv_todo.native").version
+      value = require("rpiv_todo.installed").VERSION
     elseif k == "defaults" then
       value = H.config().defaults()
     elseif k == "config" then
       value = H.config().get()
-    elseif H.SESSION_FIELDS[k] then
-      value = H.session()[k]
     else
       return nil
     end

@@ -194,7 +194,6 @@ T.test(label .. ": the panel shows the list of the chat in the current window", 
   local chat, posts = prompt(nil, "Something else", 2)
   CHAT2 = chat
   T.eq(A.tool_results(posts[2].body)["call_7_1"], "Created #1: Other chat task (pending)", "chat 2's own list")
-  local nv = require("rpiv_todo.nvim")
   local cc_mod = require("rpiv_todo.adapters.codecompanion")
   T.ok(cc_mod.session_of(CHAT1) ~= cc_mod.session_of(CHAT2), "two lists")
   -- A plain window: the latest call (chat 2).
@@ -207,9 +206,9 @@ T.test(label .. ": the panel shows the list of the chat in the current window", 
   vim.cmd("sbuffer " .. CHAT2.bufnr)
   T.same(panel_lines(), { "● Todos (0/1)", "└─ ○ Other chat task" }, "chat 2's window")
   -- A pin wins over the window.
-  nv.foreground(cc_mod.session_of(CHAT1))
+  require("rpiv_todo").foreground(cc_mod.session_of(CHAT1))
   T.same(panel_lines(), { "● Todos (0/1)", "└─ ○ Test the parser" }, "pinned chat 1 in chat 2's window")
-  nv.foreground(nil)
+  require("rpiv_todo").foreground(nil)
   T.same(panel_lines(), { "● Todos (0/1)", "└─ ○ Other chat task" }, "unpinned: chat 2's window again")
   vim.api.nvim_set_current_win(plain)
   T.same(panel_lines(), { "● Todos (0/1)", "└─ ○ Other chat task" }, "back in the plain window")

@@ -196,11 +196,11 @@ T.test("in CopilotChat's window the panel shows that chat's list; elsewhere the 
   T.ok(other ~= nil, "a second session")
   local win = vim.api.nvim_open_win(bufnr, true, { relative = "editor", row = 0, col = 0, width = 40, height = 5 })
   vim.cmd("doautocmd WinEnter")
-  T.eq(nv.foreground().id, chat1, "in the chat's window: the chat's list")
+  T.eq(require("rpiv_todo").foreground().id, chat1, "in the chat's window: the chat's list")
   vim.api.nvim_win_close(win, true)
   vim.cmd("new") -- a window of another buffer
   vim.cmd("doautocmd WinEnter")
-  T.eq(nv.foreground().id, "copilotchat-elsewhere", "elsewhere: the latest call's list")
+  T.eq(require("rpiv_todo").foreground().id, "copilotchat-elsewhere", "elsewhere: the latest call's list")
   vim.cmd("close")
 end)
 

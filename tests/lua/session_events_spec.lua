@@ -6,7 +6,6 @@
 local T = dofile((os.getenv("RPIV_ROOT") or ".") .. "/tests/harness.lua")
 
 local session = require("rpiv_todo.session")
-local common = require("rpiv_todo.adapters.common")
 
 ---Every event heard, as "event:id".
 local function recorder()
@@ -24,7 +23,7 @@ end)
 T.test("register_chat: listeners hear it, and chat_session asks the lookups", function()
   local heard = recorder()
   T.eq(session.has_chats(), false, "no chat front end yet")
-  common.register_chat("fake", function(buf)
+  require("rpiv_todo").register_chat("fake", function(buf)
     return buf == 7 and "fake:chat-7" or nil
   end)
   T.same(heard, { "chat:fake" }, "the event")
@@ -52,7 +51,7 @@ end)
 
 T.test("turn_started: one session or every one, no session created", function()
   local heard = recorder()
-  common.turn_started("chat-1")
+  require("rpiv_todo").turn_started("chat-1")
   session.turn_started(nil)
   T.same(heard, { "turn_started:chat-1", "turn_started:nil" }, "the events")
   T.eq(session.exists("chat-1"), false, "no list made for it")

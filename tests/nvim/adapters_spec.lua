@@ -31,7 +31,7 @@ T.test("an avante call opens the overlay (the plugin attaches on the first call)
   T.eq(called[1]:sub(1, 7), "avante:", "a list of avante's own, not the shared default")
   -- The panel shows the list of the chat that called (pinned here: the test must not rely
   -- on which session the panel follows by default).
-  require("rpiv_todo.nvim").foreground(called[1])
+  require("rpiv_todo").foreground(called[1])
   local win, buf = require("rpiv_todo.nvim").window()
   T.eq(type(win), "number", "overlay window")
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)

@@ -107,13 +107,13 @@ T.test(":Todos shows the session of the latest tool call, and the one a host pin
     "other session's list"
   )
   require("rpiv_todo.nvim.listwin").close()
-  nv.foreground("default")
+  require("rpiv_todo").foreground("default")
   nv.execute({ action = "list" }, { session = "other" })
   vim.cmd("Todos")
   T.eq(H.list_lines()[1], "1/3 completed · 1 in progress · 1 pending", "the pinned session")
   require("rpiv_todo.nvim.listwin").close()
-  nv.foreground(nil)
-  T.eq(nv.foreground().id, "other", "following again: the latest call's session")
+  require("rpiv_todo").foreground(nil)
+  T.eq(require("rpiv_todo").foreground().id, "other", "following again: the latest call's session")
 end)
 
 ---Capture User RpivTodoUserEdit (data on 0.8+, last_user_edit() on 0.7).
@@ -131,9 +131,8 @@ function H.capture_edits()
 end
 
 T.test(":Todos add/start/done/delete edit the list through the reducer and fire RpivTodoUserEdit", function()
-  local nv = require("rpiv_todo.nvim")
   local todo = require("rpiv_todo")
-  nv.foreground("mine")
+  require("rpiv_todo").foreground("mine")
   local seen, stop = H.capture_edits()
   H.notes = {}
   vim.cmd("Todos add Write the docs for :Todos")
@@ -191,7 +190,7 @@ end)
 
 T.test("completion offers the subcommands, then the ids that fit each one", function()
   local nv = require("rpiv_todo.nvim")
-  nv.foreground("complete")
+  require("rpiv_todo").foreground("complete")
   nv.execute({ action = "create", subject = "a" }, { session = "complete" })
   nv.execute({ action = "create", subject = "b" }, { session = "complete" })
   nv.execute({ action = "create", subject = "c" }, { session = "complete" })
@@ -221,7 +220,7 @@ end)
 
 T.test(":TodosToggle on an empty list says so and leaves the next list expanded", function()
   local nv = require("rpiv_todo.nvim")
-  nv.foreground("empty")
+  require("rpiv_todo").foreground("empty")
   H.notes = {}
   vim.cmd("TodosToggle")
   T.eq(#H.notes, 1, "feedback")
@@ -231,7 +230,7 @@ T.test(":TodosToggle on an empty list says so and leaves the next list expanded"
   local _, buf = nv.window()
   T.eq(#vim.api.nvim_buf_get_lines(buf, 0, -1, false), 2, "heading and the row, not a collapsed panel")
   T.contains(vim.api.nvim_buf_get_lines(buf, 0, -1, false)[2], "First", "the row")
-  nv.foreground(nil)
+  require("rpiv_todo").foreground(nil)
 end)
 
 T.test("the collapsed hint speaks the editor's notation, or names :TodosToggle when no key is mapped", function()
@@ -368,7 +367,7 @@ T.test(":help rpiv_todo: the help file has unique tags for the commands and the 
     "rpiv_todo-panel-session",
     "rpiv_todo-panel-place",
     "rpiv_todo-surprises",
-    "rpiv_todo.nvim.foreground()",
+    "rpiv_todo.foreground()",
     "rpiv_todo.nvim.edit()",
     "RpivTodoUserEdit",
     ":Todos-add",

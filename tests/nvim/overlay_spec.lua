@@ -252,7 +252,7 @@ T.test("completed tasks stay for the turn they were seen in, then hide", functio
     { "● Todos (1/2)", "├─ ✓ #1 Write the parser", "└─ ○ #2 Test it ⛓ #1" },
     "same turn"
   )
-  nv.turn_started()
+  require("rpiv_todo").turn_started()
   -- Tasks hidden after their turn are left out of the counts too.
   H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ #2 Test it ⛓ #1" }, "next turn")
 end)
@@ -280,7 +280,7 @@ T.test("replay from host messages and choosing the foreground session", function
   T.eq(#state.tasks, 2, "replayed tasks")
   T.eq(state.nextId, 3, "replayed nextId")
   H.same_lines(H.lines(), { "● Todos (0/1)", "└─ ○ In default" }, "default still shown")
-  nv.foreground("chat-2")
+  require("rpiv_todo").foreground("chat-2")
   H.same_lines(H.lines(), { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two" }, "chat-2 shown")
   nv.execute({ action = "create", subject = "Elsewhere" })
   H.same_lines(
@@ -288,7 +288,7 @@ T.test("replay from host messages and choosing the foreground session", function
     { "● Todos (1/2)", "├─ ✓ Replayed one", "└─ ○ Replayed two" },
     "a call in another session does not change it"
   )
-  nv.foreground("default")
+  require("rpiv_todo").foreground("default")
 end)
 
 T.test("VimResized repaints at the new width", function()
@@ -340,7 +340,7 @@ T.test("a normal call writes nothing to the message area", function()
   H.two_tasks()
   nv.execute({ action = "update", id = 2, status = "in_progress" })
   nv.execute({ action = "get", id = 9 }) -- a rejected call is in-band, not a message
-  nv.turn_started()
+  require("rpiv_todo").turn_started()
   nv.toggle()
   nv.toggle()
   local after = vim.api.nvim_exec("messages", true)

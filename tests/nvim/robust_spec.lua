@@ -28,7 +28,7 @@ end
 ---A fresh list of `n` tasks in session `id` (the foreground one).
 function H.fresh(id, n)
   local nv = require("rpiv_todo.nvim")
-  nv.foreground(id)
+  require("rpiv_todo").foreground(id)
   nv.execute({ action = "clear" }, { session = id })
   for i = 1, n do
     nv.execute({ action = "create", subject = "task " .. i }, { session = id })
@@ -79,7 +79,7 @@ T.test("a session id with a NUL or an escape is shown escaped in :Todos", functi
   local nv = require("rpiv_todo.nvim")
   local id = "chat\0one\27[31m"
   nv.execute({ action = "create", subject = "Odd" }, { session = id })
-  nv.foreground(id)
+  require("rpiv_todo").foreground(id)
   H.notes = {}
   local ok, err = pcall(vim.cmd, "Todos")
   T.eq(ok, true, "no error: " .. tostring(err))
@@ -109,7 +109,7 @@ T.test("the list window and the panel hold what fits the screen, not 100 KB subj
     }
   end
   todo.session("long").list:replace({ tasks = tasks, nextId = 201 })
-  nv.foreground("long")
+  require("rpiv_todo").foreground("long")
   nv.show()
   require("rpiv_todo.nvim.frontend").refresh()
   H.notes = {}

@@ -65,7 +65,7 @@ end)
 
 T.test("foreground(id) pins a session: calls elsewhere no longer move the panel", function()
   local nv = require("rpiv_todo.nvim")
-  nv.foreground("chat-2")
+  require("rpiv_todo").foreground("chat-2")
   T.eq(require("rpiv_todo.nvim.frontend").pinned(), "chat-2", "pinned")
   nv.execute({ action = "create", subject = "Second step" }, { session = "chat-1" })
   T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat two" }, "still chat-2")
@@ -78,12 +78,11 @@ T.test("foreground(id) pins a session: calls elsewhere no longer move the panel"
 end)
 
 T.test("foreground(nil) follows again, at once showing the latest call's session", function()
-  local nv = require("rpiv_todo.nvim")
-  local session = nv.foreground(nil)
+  local session = require("rpiv_todo").foreground(nil)
   T.eq(require("rpiv_todo.nvim.frontend").pinned(), nil, "following")
   T.eq(session.id, "chat-3", "the latest call was in chat-3")
   T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Elsewhere" }, "chat-3's list")
-  T.eq(nv.foreground().id, "chat-3", "foreground() only reads")
+  T.eq(require("rpiv_todo").foreground().id, "chat-3", "foreground() only reads")
   T.eq(require("rpiv_todo.nvim.frontend").pinned(), nil, "and pins nothing")
 end)
 
@@ -111,6 +110,42 @@ T.test("a rejected call still brings its session forward (the model is working t
   local result = nv.execute({ action = "get", id = 42 }, { session = "chat-2" })
   T.contains(result.content[1].text, "Error", "rejected")
   T.same(H.panel(), { "● Todos (0/1)", "└─ ○ Plan chat two" }, "chat-2")
+end)
+
+T.test("the deprecated rpiv_todo.nvim aliases do what the facade does, with one notice each", function()
+  local nv = require("rpiv_todo.nvim")
+  local notices = {}
+  local saved = vim.deprecate
+  vim.deprecate = function(what, instead, version, plugin)
+    notices[#notices + 1] = table.concat({ what, instead, version, plugin }, " | ")
+  end
+  local heard = {}
+  local stop = todo.listen(function(event, id)
+    heard[#heard + 1] = event .. ":" .. tostring(id)
+  end)
+  T.eq(nv.foreground("alias-pin").id, "alias-pin", "foreground pins")
+  T.eq(todo.foreground().id, "alias-pin", "the facade sees the pin")
+  nv.foreground(nil)
+  nv.turn_started("alias-pin")
+  nv.turn_started("alias-pin")
+  nv.register_chat("alias-chat", function(buf)
+    return buf == -1 and "x" or nil
+  end)
+  nv.register_chat("alias-chat", nil)
+  stop()
+  vim.deprecate = saved
+  T.same(notices, {
+    'require("rpiv_todo.nvim").foreground | require("rpiv_todo").foreground | 0.3.0 | rpiv_todo',
+    'require("rpiv_todo.nvim").turn_started | require("rpiv_todo").turn_started | 0.3.0 | rpiv_todo',
+    'require("rpiv_todo.nvim").register_chat | require("rpiv_todo").register_chat | 0.3.0 | rpiv_todo',
+  }, "one notice per old name")
+  local turns, chats = 0, 0
+  for _, e in ipairs(heard) do
+    turns = turns + (e == "turn_started:alias-pin" and 1 or 0)
+    chats = chats + (e == "chat:alias-chat" and 1 or 0)
+  end
+  T.eq(turns, 2, "each turn_started heard")
+  T.eq(chats, 2, "register_chat and its removal heard")
 end)
 
 T.finish()

@@ -338,10 +338,10 @@ function H.listen()
   -- The prompt is the chat's first message when the chat is new, and it is not in the
   -- history yet: a new chat's list does not exist yet, and has nothing to hide.
   H.listening = require("rpiv_todo.host").on_user_event("rpiv_todo.avante", { "AvanteInputSubmitted" }, function()
-    require("rpiv_todo.adapters.common").turn_started(H.sidebar_session())
+    require("rpiv_todo").turn_started(H.sidebar_session())
   end)
   if H.listening then
-    require("rpiv_todo.adapters.common").register_chat("avante", M.buffer_session)
+    require("rpiv_todo").register_chat("avante", M.buffer_session)
   end
 end
 

@@ -399,7 +399,7 @@ function H.listen()
     end
   end)
   if H.listening then
-    require("rpiv_todo.adapters.common").register_chat("codecompanion", M.buffer_session)
+    require("rpiv_todo").register_chat("codecompanion", M.buffer_session)
   end
 end
 
@@ -413,7 +413,7 @@ H.on_event = {
     local _, opts = next(H.registered(chat))
     if opts ~= nil and chat_io.is_new_prompt(chat.messages) then
       local id = H.session_id(opts.session, chat.tools, chat)
-      require("rpiv_todo.adapters.common").turn_started(id or require("rpiv_todo.session").DEFAULT_ID)
+      require("rpiv_todo").turn_started(id or require("rpiv_todo.session").DEFAULT_ID)
     end
   end,
   CodeCompanionChatCompacting = function(chat)

@@ -4,8 +4,6 @@
 --   local id = common.unique_id("codecompanion")     -- "codecompanion:1764739140-4242-1"
 --   common.restore(id, calls, base)                    -- a restored chat gets its list back
 --   local text, failed = common.outcome(result)       -- a result as the chat reads it
---   common.register_chat("codecompanion", lookup)     -- its chat buffers' sessions, for the panel
---   common.turn_started(id)                            -- a new turn: a UI hides completed tasks
 --
 -- An adapter for a new agent front end is one file here (plus its spec and a line of
 -- docs): it declares `M.chat_filetypes`, the filetypes of its chat windows, and the Neovim
@@ -121,20 +119,25 @@ function M.outcome(result)
   return text, type(result.details) == "table" and result.details.error ~= nil
 end
 
----Say which session each chat buffer of front end `name` shows (`lookup(bufnr)` -> id or
----nil): the session layer's `register_chat`, which a UI that follows chat windows (the
----Neovim panel) listens to.
+---Deprecated (removed in 0.3.0): `require("rpiv_todo").register_chat(name, lookup)`.
 ---@param name string
 ---@param lookup fun(bufnr: integer): string|nil
 function M.register_chat(name, lookup)
-  require("rpiv_todo.session").register_chat(name, lookup)
+  require("rpiv_todo.host").deprecated(
+    'require("rpiv_todo.adapters.common").register_chat',
+    'require("rpiv_todo").register_chat'
+  )
+  require("rpiv_todo").register_chat(name, lookup)
 end
 
----A new turn began in session {id} (nil: every session): the session layer's
----`turn_started`, which a UI listens to (completed tasks it showed hide).
+---Deprecated (removed in 0.3.0): `require("rpiv_todo").turn_started(id)`.
 ---@param id? string
 function M.turn_started(id)
-  require("rpiv_todo.session").turn_started(id)
+  require("rpiv_todo.host").deprecated(
+    'require("rpiv_todo.adapters.common").turn_started',
+    'require("rpiv_todo").turn_started'
+  )
+  require("rpiv_todo").turn_started(id)
 end
 
 ---@helptext rpiv_todo-adapters verbatim

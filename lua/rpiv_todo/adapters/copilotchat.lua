@@ -128,7 +128,7 @@ function M.functions(opts)
   opts = options.check("copilotchat", opts, H.OPTIONS)
   local session = opts.session
   local spec = require("rpiv_todo").tool()
-  require("rpiv_todo.adapters.common").register_chat("copilotchat", M.buffer_session)
+  require("rpiv_todo").register_chat("copilotchat", M.buffer_session)
   return {
     [spec.name] = {
       group = opts.group or M.GROUP,

@@ -452,7 +452,7 @@ end
 ---                 (|vim.ui.select()|): the first unfinished task as title,
 ---                 done/total and open counts, when it last changed, and the
 ---                 session. The chosen one shows in the panel (pinned until
----                 `require("rpiv_todo.nvim").foreground(nil)`) and in
+---                 `require("rpiv_todo").foreground(nil)`) and in
 ---                 |:Todos|; edits go to its file.
 --- :Todos prune [{days}]                                          *:Todos-prune*
 ---                 Remove saved lists (of every directory, and files moved

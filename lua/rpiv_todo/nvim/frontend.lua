@@ -328,7 +328,7 @@ function H.overlay()
   return H.ov
 end
 
----rpiv_todo.nvim.foreground.
+---`require("rpiv_todo").foreground` in Neovim (registered by plugin/rpiv_todo.lua): pin, follow, read.
 ---@param ... string|nil
 ---@return rpiv_todo.Session
 function M.foreground(...)

@@ -3,11 +3,13 @@
 --   require("rpiv_todo").setup({ position = "top" })  -- the tool's and the editor's options
 --   local nv = require("rpiv_todo.nvim")
 --   nv.execute({ action = "create", subject = "Write the parser" }, { session = "chat-1" })
---   nv.turn_started("chat-1")                 -- a new turn in chat-1: its completed tasks fall away
 --   nv.replay("chat-1", messages)             -- rebuild a session from the host's history
---   nv.register_chat("my-agent", lookup)      -- lookup(bufnr) -> the session of a chat buffer
---   nv.foreground("chat-1")                   -- pin the session the panel shows
---   nv.foreground(nil)                        -- follow the chat window / latest call (default)
+--   local todo = require("rpiv_todo")         -- these are the facade's, in every host:
+--   todo.turn_started("chat-1")               -- a new turn in chat-1: its completed tasks fall away
+--   todo.register_chat("my-agent", lookup)    -- lookup(bufnr) -> the session of a chat buffer
+--   todo.foreground("chat-1")                 -- pin the session the panel shows
+--   todo.foreground(nil)                      -- follow the chat window / latest call (default)
+-- (nv.turn_started, nv.register_chat and nv.foreground are deprecated aliases of those.)
 --
 -- The front end, one file per concern: frontend.lua (attaching, the panel's session,
 -- painting; internal), setup.lua (the editor's part of setup()), options.lua (every
@@ -95,23 +97,20 @@ function M.execute(params, ctx)
   return require("rpiv_todo.tool").execute(params, ctx)
 end
 
----A new agent turn began in session {id} (nil: in every session): its completed
----tasks already shown hide.
+---Deprecated (removed in 0.3.0): `require("rpiv_todo").turn_started(id)`.
 ---@param id? string
 function M.turn_started(id)
+  require("rpiv_todo.host").deprecated('require("rpiv_todo.nvim").turn_started', 'require("rpiv_todo").turn_started')
   H.attach()
-  require("rpiv_todo.session").turn_started(id)
+  require("rpiv_todo").turn_started(id)
 end
 
----Let a chat front end name the session of its chat buffers: `lookup(bufnr)` returns the
----session id of the chat in that buffer, or nil for a buffer that is not one of its
----chats. While the current window shows one, the panel shows that chat's list
----(unless a session is pinned). A nil {lookup} removes the front end's. The same as
----`require("rpiv_todo.session").register_chat`, which adapters call.
----@param name string the front end ("codecompanion", "avante", ...)
+---Deprecated (removed in 0.3.0): `require("rpiv_todo").register_chat(name, lookup)`.
+---@param name string
 ---@param lookup fun(bufnr: integer): string|nil
 function M.register_chat(name, lookup)
-  require("rpiv_todo.session").register_chat(name, lookup)
+  require("rpiv_todo.host").deprecated('require("rpiv_todo.nvim").register_chat', 'require("rpiv_todo").register_chat')
+  require("rpiv_todo").register_chat(name, lookup)
 end
 
 ---Rebuild session {id} from the host's history: branch entries, or plain messages
@@ -127,18 +126,12 @@ function M.replay(id, messages)
   return state
 end
 
----The session the panel and |:Todos| show, returned by every form.
----`foreground(id)` pins session {id}: the panel and |:Todos| show it whatever session
----the next calls run in (`require("rpiv_todo").foreground(id)` pins too).
----`foreground(nil)` follows again (the default): the chat in the current window, else
----the session of the most recent tool call; the panel switches at once.
----`foreground()` returns the session shown, pinning nothing.
----@signature foreground({id})
----@signature foreground(nil)
----@signature foreground()
+---Deprecated (removed in 0.3.0): `require("rpiv_todo").foreground(...)`, which pins the
+---panel the same way in Neovim.
 ---@param ... string|nil
 ---@return rpiv_todo.Session
 function M.foreground(...)
+  require("rpiv_todo.host").deprecated('require("rpiv_todo.nvim").foreground', 'require("rpiv_todo").foreground')
   return H.attach().foreground(...)
 end
 

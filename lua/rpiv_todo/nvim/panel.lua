@@ -475,7 +475,7 @@ end
 --- takes focus and the cursor cannot enter it. It is hidden when nothing is
 --- left to show, and repainted after each tool call and each setup().
 --- Completed tasks stay visible for the turn in which they were completed and
---- hide once the host marks the next turn (|rpiv_todo.nvim.turn_started()|):
+--- hide once the host marks the next turn (|rpiv_todo.turn_started()|):
 --- the codecompanion and avante adapters mark one at each new prompt. What the
 --- panel showed is remembered per session, so going back to a chat does not
 --- bring its earlier completed tasks back.
@@ -484,15 +484,15 @@ end
 --- Which session                                       *rpiv_todo-panel-session*
 --- Agent plugins keep one list per chat. While the current window shows a chat
 --- of a front end that names its chats (codecompanion's chat buffer, any window
---- of avante's sidebar; others through |rpiv_todo.nvim.register_chat()|), the
+--- of avante's sidebar; others through |rpiv_todo.register_chat()|), the
 --- panel (and |:Todos|) shows that chat's list. Anywhere else it shows the
 --- session of the most recent tool call. A host may pin one with
---- |rpiv_todo.nvim.foreground()|; `foreground(nil)` goes back to following.
+--- |rpiv_todo.foreground()|; `foreground(nil)` goes back to following.
 
 ---@helptext rpiv_todo-surprises-follow verbatim
 --- Outside a chat window the panel follows the latest call.
 ---     In a chat's window the panel shows that chat's list; in any other
 ---     window, the list of whichever chat's agent called the tool last. Pin
----     one with |rpiv_todo.nvim.foreground()|.
+---     one with |rpiv_todo.foreground()|.
 
 return M

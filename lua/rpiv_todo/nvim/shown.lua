@@ -1,6 +1,6 @@
 -- rpiv_todo.nvim.shown: which session the panel shows, the front end's policy apart from
 -- its painting (rpiv_todo.nvim.frontend). Unless the host pinned a session
--- (`require("rpiv_todo.nvim").foreground(id)`), the panel follows the chat in the current
+-- (`require("rpiv_todo").foreground(id)`), the panel follows the chat in the current
 -- window (as the chat front ends registered it, `register_chat`), else the session of the
 -- latest tool call. Each function says whether the foreground moved, so the caller paints
 -- once. Not a public API.

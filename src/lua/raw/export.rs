@@ -160,6 +160,9 @@ unsafe fn wrap_functions(l: L, t: c_int, prefix: &CStr) {
         let is_gc = ffi::lua_type(l, -2) == ffi::LUA_TSTRING && {
             let mut len = 0;
             let p = ffi::lua_tolstring(l, -2, &mut len);
+            // SAFETY: the key is a string (checked just above), so `lua_tolstring` gives
+            // its `len` bytes without converting anything (a number key would be changed
+            // in place, which `lua_next` forbids), valid while the key is on the stack.
             std::slice::from_raw_parts(p as *const u8, len) == b"__gc"
         };
         if !is_gc && ffi::lua_iscfunction(l, -1) != 0 && !is_entry(l, -1) {
@@ -222,7 +225,8 @@ const REFUSED: &CStr =
 /// Called by Lua only, as a C closure made by `wrap`.
 unsafe extern "C-unwind" fn entry(l: L) -> c_int {
     let n = ffi::lua_gettop(l);
-    // A C function has `LUA_MINSTACK` (20) free slots above its arguments: room for one.
+    // A C function has `LUA_MINSTACK` (20) free slots above its arguments: room for the
+    // function, and for the two values of a refusal.
     ffi::lua_rawgeti(
         l,
         ffi::LUA_REGISTRYINDEX,
