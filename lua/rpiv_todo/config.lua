@@ -69,10 +69,17 @@ end
 -- repaint at once: a new locale, collapse key or layout). See M.on_setup.
 H.setup_listeners = {}
 
----The overlay module (loaded on demand: it is only needed by setup and the UI).
----@return table
+---What checking the `overlay` key needs of the overlay: its layout (the defaults and their
+---check) and its shipped themes; two small modules, loaded when the key is given, not the
+---overlay package (its renderer, the live overlay and the native core stay unloaded).
+---@return { default_layout: rpiv_todo.OverlayLayout, check_layout: fun(layout: any): boolean, string?, themes: table }
 function H.overlay()
-  return require("rpiv_todo.overlay")
+  local layout = require("rpiv_todo.overlay.layout")
+  return {
+    default_layout = layout.default_layout,
+    check_layout = layout.check,
+    themes = require("rpiv_todo.overlay.themes").themes,
+  }
 end
 
 ---`overlay = { <layout overrides>, theme = ... }` or `overlay = function(default_layout)`.
@@ -133,6 +140,23 @@ function H.check_overlay(value)
     end
   end
   return theme, layout
+end
+
+-- The overlay's settings from the last setup() (nil before one): see M.configure_overlay.
+H.overlay_settings = nil
+
+---Put the overlay settings of the last setup() into the overlay's renderer
+---(rpiv_todo.overlay.render calls this when it loads; setup() when it is loaded already).
+---@param render table rpiv_todo.overlay.render
+function M.configure_overlay(render)
+  local s = H.overlay_settings
+  if s == nil then
+    return
+  end
+  render.configure({ max_widget_lines = s.max_widget_lines, collapse_key = s.collapse_key })
+  -- configure() skips nil values; an absent theme or layout means the default again.
+  render.config.theme = s.theme
+  render.config.layout = s.layout
 end
 
 -- The tallest panel setup accepts. Far beyond any screen (expanded mode shows everything),
@@ -212,19 +236,19 @@ function M.apply(opts)
       live[k] = v
     end
   end
-  -- The overlay's own settings. An overlay not loaded yet starts from the defaults, so
-  -- setup() loads it only to set something else.
-  local custom = config.max_widget_lines ~= nil or config.collapse_key ~= nil or theme ~= nil or layout ~= nil
-  if custom or package.loaded["rpiv_todo.overlay"] ~= nil then
-    local common = H.common()
-    local overlay = H.overlay()
-    overlay.configure({
-      max_widget_lines = config.max_widget_lines or common.defaults.max_widget_lines,
-      collapse_key = config.collapse_key or common.defaults.collapse_key,
-    })
-    -- configure() skips nil values; an absent theme or layout means the default again.
-    overlay.config.theme = theme
-    overlay.config.layout = layout
+  -- The overlay's own settings: kept here, and handed to the overlay's renderer when it is
+  -- loaded already; a renderer loaded later takes them when it loads (overlay_settings),
+  -- so setup() never loads the overlay package.
+  local common = H.common()
+  H.overlay_settings = {
+    max_widget_lines = config.max_widget_lines or common.defaults.max_widget_lines,
+    collapse_key = config.collapse_key or common.defaults.collapse_key,
+    theme = theme,
+    layout = layout,
+  }
+  local render = package.loaded["rpiv_todo.overlay.render"]
+  if type(render) == "table" then
+    M.configure_overlay(render)
   end
   -- Every listener runs even when one raises (the settings are in place already).
   local first_err

@@ -34,6 +34,9 @@ function M.configure(opts)
   H.cached_layout = nil
 end
 
+-- What a setup() before this module loaded asked for (rpiv_todo.config keeps it).
+require("rpiv_todo.config").configure_overlay(M)
+
 H.core = common.core
 
 -- Lenient: a non-number, NaN or a value below 3 means the default.
