@@ -9,7 +9,7 @@ local T = dofile((os.getenv("RPIV_ROOT") or ".") .. "/tests/harness.lua")
 local todo = require("rpiv_todo")
 
 T.test("setup({ overlay = ... }) checks the key without loading rpiv_todo.overlay", function()
-  local row = function(ctx, r)
+  local row = function(_, r)
     return "* " .. r.subject
   end
   todo.setup({ overlay = { row = row, theme = "ansi" } })
