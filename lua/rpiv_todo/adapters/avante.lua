@@ -253,14 +253,14 @@ function H.compacted_list(id)
       "\0"
     )
   )
-  local seen = rec.compaction
-  if type(seen) ~= "table" or seen.memory ~= key or seen.session ~= id then
-    local message = require("rpiv_todo").on_compaction(id)
-    seen = { memory = key, session = id }
-    if message ~= nil then
-      seen.text = message.content[1].text
+  local seen, fresh = require("rpiv_todo.adapters.common").compaction(rec.compaction, key, id)
+  if fresh then
+    if seen.text ~= nil then
       seen.list = require("rpiv_todo.session").get(id).list:state_json()
     end
+    -- The list is kept as JSON text (`list`), not as tables: the record goes into the
+    -- chat's history file.
+    seen.tasks, seen.nextId = nil, nil
     rec.compaction = seen
   end
   if type(seen.text) ~= "string" then

@@ -248,8 +248,10 @@ function H.chat_session(chat)
   return id, opts
 end
 
--- Chats compacted since their last request (weak keys).
-H.compacted = setmetatable({}, { __mode = "k" })
+-- Per chat (weak keys): how many compactions codecompanion announced, and the record of
+-- the last list put back after one (rpiv_todo.adapters.common.compaction).
+H.compactions = setmetatable({}, { __mode = "k" })
+H.shown = setmetatable({}, { __mode = "k" })
 
 ---A request of a compacted chat is about to go: the list in compact form goes into the
 ---chat as a hidden user message (kept there as it is) and at the end of this request's
@@ -258,12 +260,18 @@ H.compacted = setmetatable({}, { __mode = "k" })
 ---@param chat table
 ---@param payload any the request's `{ messages, ... }` (built already: changed in place)
 function H.after_compaction(chat, payload)
-  if not H.compacted[chat] or chat._compacting then
+  local key = H.compactions[chat]
+  if key == nil or chat._compacting then
     return
   end
-  H.compacted[chat] = nil
   local id, opts = H.chat_session(chat)
   if id == nil then
+    H.shown[chat] = { key = key }
+    return
+  end
+  local shown, fresh = require("rpiv_todo.adapters.common").compaction(H.shown[chat], key, id)
+  H.shown[chat] = shown
+  if not fresh then
     return
   end
   chat_io.drop_reminders(chat)
@@ -272,15 +280,14 @@ function H.after_compaction(chat, payload)
     payload.messages = chat_io.without_reminders(sent)
     sent = payload.messages
   end
-  local message = require("rpiv_todo").on_compaction(id)
-  if message == nil or type(chat.add_message) ~= "function" then
+  if shown.text == nil or type(chat.add_message) ~= "function" then
     return
   end
-  local record = { tasks = message.details.tasks, nextId = message.details.nextId }
+  local record = { tasks = shown.tasks, nextId = shown.nextId }
   if opts.session == nil then
     record.session = id
   end
-  H.send_hidden(chat, sent, message.content[1].text, { tag = M.LIST_TAG, rpiv_todo = record })
+  H.send_hidden(chat, sent, shown.text, { tag = M.LIST_TAG, rpiv_todo = record })
 end
 
 ---A hidden user message in {chat}, kept there, and the same at the end of the request being
@@ -418,7 +425,7 @@ H.on_event = {
   end,
   CodeCompanionChatCompacting = function(chat)
     if next(H.registered(chat)) ~= nil then
-      H.compacted[chat] = true
+      H.compactions[chat] = (H.compactions[chat] or 0) + 1
       H.watch(chat)
     end
   end,

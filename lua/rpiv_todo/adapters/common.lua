@@ -4,6 +4,7 @@
 --   local id = common.unique_id("codecompanion")     -- "codecompanion:1764739140-4242-1"
 --   common.restore(id, calls, base)                    -- a restored chat gets its list back
 --   local text, failed = common.outcome(result)       -- a result as the chat reads it
+--   local rec, fresh = common.compaction(seen, key, id) -- the list after a compaction, once
 --
 -- An adapter for a new agent front end is one file here (plus its spec and a line of
 -- docs): it declares `M.chat_filetypes`, the filetypes of its chat windows, and the Neovim
@@ -117,6 +118,31 @@ function M.outcome(result)
   local first = type(result.content) == "table" and result.content[1] or nil
   local text = type(first) == "table" and type(first.text) == "string" and first.text or ""
   return text, type(result.details) == "table" and result.details.error ~= nil
+end
+
+---Once per compaction: the list to put back in the model's view after compaction `key`
+---(whatever names one: the hash of a summary, a count of compactions) of session `id`.
+---`seen` is the record this returned last time for the chat (nil at first). When `key` or
+---`id` differ from it, `todo.on_compaction(id)` renders the list now and `fresh` is true;
+---otherwise `seen` comes back as it is. The record is plain data, so a chat history can
+---keep it: `{ key, session, text?, tasks?, nextId? }`, `text` nil when the list has no
+---task (nothing to put back).
+---@param seen table|nil
+---@param key any
+---@param id string
+---@return { key: any, session: string, text?: string, tasks?: table, nextId?: integer } record
+---@return boolean fresh
+function M.compaction(seen, key, id)
+  if type(seen) == "table" and seen.key == key and seen.session == id then
+    return seen, false
+  end
+  local record = { key = key, session = id }
+  local message = require("rpiv_todo").on_compaction(id)
+  if message ~= nil then
+    record.text = message.content[1].text
+    record.tasks, record.nextId = message.details.tasks, message.details.nextId
+  end
+  return record, true
 end
 
 ---Deprecated (removed in 0.3.0): `require("rpiv_todo").register_chat(name, lookup)`.
