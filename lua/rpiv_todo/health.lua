@@ -5,6 +5,24 @@
 -- vim.health.start/ok/... (Neovim 0.9+ names), falling back to the report_* names that
 -- 0.8 had and 0.7's require("health").
 
+---@helptext rpiv_todo-health verbatim
+--- `:checkhealth rpiv_todo` reports where the native library was found, its
+--- version against the Lua scripts', its Lua flavour (with the exact build
+--- command when something is wrong), the locale, the configuration, the panel's
+--- options, the session it shows and the collapse key mapping (with a warning
+--- when the terminal cannot send the key: <C-S-t> inside tmux without
+--- `extended-keys`, GNU screen, the Linux console; it names `collapse_key =
+--- "alt+t"`, which every terminal sends), and under
+--- "rpiv_todo: files" where lists are saved (|rpiv_todo-persist|), the file of
+--- this directory's list, how many lists the state directory holds and their
+--- size, whether other programs' changes are watched, and where
+--- |:TodosLanguage| writes the language. Under "rpiv_todo: install" it shows
+--- the platform (triple, glibc or musl), the base URL in use, the module
+--- |:TodosInstall| put in place (path, version, downloaded or built), the
+--- module this Neovim loaded, and a warning for a `lua/rpiv_todo/install.lua`
+--- left by copying a new version over an old one (the installer is the folder
+--- `lua/rpiv_todo/nvim/install/`; that file would be loaded in its place).
+
 local M = {}
 local H = {}
 
@@ -362,23 +380,5 @@ function M.check()
     require("rpiv_todo.nvim.persist").health(report)
   end
 end
-
----@helptext rpiv_todo-health verbatim
---- `:checkhealth rpiv_todo` reports where the native library was found, its
---- version against the Lua scripts', its Lua flavour (with the exact build
---- command when something is wrong), the locale, the configuration, the panel's
---- options, the session it shows and the collapse key mapping (with a warning
---- when the terminal cannot send the key: <C-S-t> inside tmux without
---- `extended-keys`, GNU screen, the Linux console; it names `collapse_key =
---- "alt+t"`, which every terminal sends), and under
---- "rpiv_todo: files" where lists are saved (|rpiv_todo-persist|), the file of
---- this directory's list, how many lists the state directory holds and their
---- size, whether other programs' changes are watched, and where
---- |:TodosLanguage| writes the language. Under "rpiv_todo: install" it shows
---- the platform (triple, glibc or musl), the base URL in use, the module
---- |:TodosInstall| put in place (path, version, downloaded or built), the
---- module this Neovim loaded, and a warning for a `lua/rpiv_todo/install.lua`
---- left by copying a new version over an old one (the installer is the folder
---- `lua/rpiv_todo/nvim/install/`; that file would be loaded in its place).
 
 return M

@@ -159,7 +159,7 @@ H.editor_part = nil
 ---plugin: `options()` gives its options module (their checks and defaults), `configure(opts)`
 ---applies them, `foreground(...)` is `rpiv_todo.foreground` with the panel's pin. The plain
 ---modules never require the editor's modules; they ask here.
----@param part { options: fun(): table, configure: fun(opts: table), foreground?: fun(...): table }
+---@param part { options: fun(): table, configure: fun(opts: table), foreground?: function }
 function M.register_editor(part)
   H.editor_part = part
 end
@@ -167,7 +167,7 @@ end
 ---The editor's part of `setup()` (see `register_editor`), or nil outside Neovim. A config
 ---that calls setup() before Neovim sourced the plugin file (init.lua runs first for a
 ---start package) has it sourced now.
----@return { options: fun(): table, configure: fun(opts: table), foreground?: fun(...): table }|nil
+---@return { options: fun(): table, configure: fun(opts: table), foreground?: function }|nil
 function M.editor_part()
   local v = H.vim()
   if v == nil then

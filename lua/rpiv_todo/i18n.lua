@@ -16,6 +16,28 @@
 --   todos-empty, todos-noninteractive.
 -- Counts must be passed as numbers: translations pick plural forms from them.
 
+---@helptext rpiv_todo-locale verbatim
+--- Without `locale`, the first of these that names a supported language wins:
+---   1. $RPIV_TODO_LOCALE, e.g. "de" or "pt_BR.UTF-8";
+---   2. `{"locale": "de"}` in $XDG_CONFIG_HOME/rpiv-i18n/locale.json
+---      (~/.config when XDG_CONFIG_HOME is unset or relative); a malformed file
+---      is ignored silently;
+---   3. |v:lang| (|:language| messages) when it names a language; when it is
+---      "C" or "POSIX" the environment decides (Neovim 0.10+ reports "C" when
+---      $LANG names a locale that is not installed);
+---   4. LC_ALL, then LC_MESSAGES, then LANG (the first one set decides; "C"
+---      and "POSIX" mean English);
+---   5. English.
+--- Region-aware: pt_BR gives pt-BR, pt_PT gives pt, de_AT gives de. A
+--- `:language messages` typed while Neovim runs repaints the panel as soon as
+--- the command line closes (one run from a script or mapping applies at the
+--- next repaint or |:Todos|). `require("rpiv_todo").locale()` returns the code
+--- in use, and |:checkhealth| shows it with v:lang and the variables it was
+--- chosen from.
+---
+--- |:TodosLanguage| picks the language and writes it to that file (item 2), so
+--- it holds for every later start, here and in the other rpiv tools.
+
 local M = {}
 local H = {}
 
@@ -140,27 +162,5 @@ function M.switch(code, opts)
   end
   return true
 end
-
----@helptext rpiv_todo-locale verbatim
---- Without `locale`, the first of these that names a supported language wins:
----   1. $RPIV_TODO_LOCALE, e.g. "de" or "pt_BR.UTF-8";
----   2. `{"locale": "de"}` in $XDG_CONFIG_HOME/rpiv-i18n/locale.json
----      (~/.config when XDG_CONFIG_HOME is unset or relative); a malformed file
----      is ignored silently;
----   3. |v:lang| (|:language| messages) when it names a language; when it is
----      "C" or "POSIX" the environment decides (Neovim 0.10+ reports "C" when
----      $LANG names a locale that is not installed);
----   4. LC_ALL, then LC_MESSAGES, then LANG (the first one set decides; "C"
----      and "POSIX" mean English);
----   5. English.
---- Region-aware: pt_BR gives pt-BR, pt_PT gives pt, de_AT gives de. A
---- `:language messages` typed while Neovim runs repaints the panel as soon as
---- the command line closes (one run from a script or mapping applies at the
---- next repaint or |:Todos|). `require("rpiv_todo").locale()` returns the code
---- in use, and |:checkhealth| shows it with v:lang and the variables it was
---- chosen from.
----
---- |:TodosLanguage| picks the language and writes it to that file (item 2), so
---- it holds for every later start, here and in the other rpiv tools.
 
 return M

@@ -15,6 +15,22 @@
 -- require time outside Neovim; in Neovim once startup is over (see the end of the file), so
 -- a config calling setup() at startup pays for this one file.
 
+---@helptext rpiv_todo-lua
+---The tool's own module, `local todo = require("rpiv_todo")`, is the same in every
+---host (Neovim, another Lua host, a Rust host through mlua); docs/lua.md in the
+---repository has the rest (sessions, the overlay, the native core).
+
+---@helptext rpiv_todo-intro verbatim
+--- rpiv_todo gives an LLM agent a task list it keeps across a long session: the
+--- model creates tasks, marks one in progress, completes them, and every reply
+--- records the whole list in the conversation; a compaction keeps it, and a
+--- reload rebuilds it from the conversation or a saved file. The rules live
+--- in a native module written in Rust (`rpiv_todo.core`); the Lua scripts in
+--- `lua/rpiv_todo/` give the tool's spec to the agent front end you use and show
+--- the list to you in a floating window.
+---
+--- Neovim 0.7.2 or later is supported (LuaJIT).
+
 ---@class rpiv_todo.Module
 ---@field version string the Lua scripts' version (the native core must match it)
 ---@field core table the native module `rpiv_todo.core`
@@ -154,11 +170,6 @@ end
 function M.on_setup(fn)
   return H.config().on_setup(fn)
 end
-
----@helptext rpiv_todo-lua
----The tool's own module, `local todo = require("rpiv_todo")`, is the same in every
----host (Neovim, another Lua host, a Rust host through mlua); docs/lua.md in the
----repository has the rest (sessions, the overlay, the native core).
 
 ---The tool spec to register with the host's LLM: name, label, description, parameters,
 ---prompt_snippet, prompt_guidelines, execute, render_call, render_result.
@@ -357,16 +368,5 @@ if not require("rpiv_todo.host").schedule(function()
 end) then
   require("rpiv_todo.native")
 end
-
----@helptext rpiv_todo-intro verbatim
---- rpiv_todo gives an LLM agent a task list it keeps across a long session: the
---- model creates tasks, marks one in progress, completes them, and every reply
---- records the whole list in the conversation; a compaction keeps it, and a
---- reload rebuilds it from the conversation or a saved file. The rules live
---- in a native module written in Rust (`rpiv_todo.core`); the Lua scripts in
---- `lua/rpiv_todo/` give the tool's spec to the agent front end you use and show
---- the list to you in a floating window.
----
---- Neovim 0.7.2 or later is supported (LuaJIT).
 
 return M

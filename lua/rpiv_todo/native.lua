@@ -16,6 +16,22 @@
 -- (lua/rpiv_todo/core.so on 'runtimepath', package.cpath). A module of another version
 -- than these scripts gives one message naming both versions and :TodosInstall.
 
+---@helptext rpiv_todo-install-missing verbatim
+--- When the library is missing, Neovim shows one error notification with the
+--- plugin's absolute path and the exact command to run, e.g.
+--- >
+---     (rpiv_todo) core: the native module is not built. Install it with
+---     :TodosInstall, or build it with
+---       cd /home/me/src/rpiv_todo && scripts/build-module.sh luajit
+---     (needs cargo; :checkhealth rpiv_todo says more)
+--- <
+--- and the rest of your config keeps running: `require("rpiv_todo")` and
+--- `setup()` still work, and only using the list (a tool call, |:Todos|) raises
+--- that same short message. A library built from another version than the Lua
+--- scripts gives one notification naming both versions and |:TodosInstall|.
+--- |:checkhealth| reports both. (Outside Neovim, a missing library is an error
+--- with the same command.)
+
 local M = {}
 local H = {}
 
@@ -189,21 +205,5 @@ if not ok then
     0
   )
 end
-
----@helptext rpiv_todo-install-missing verbatim
---- When the library is missing, Neovim shows one error notification with the
---- plugin's absolute path and the exact command to run, e.g.
---- >
----     (rpiv_todo) core: the native module is not built. Install it with
----     :TodosInstall, or build it with
----       cd /home/me/src/rpiv_todo && scripts/build-module.sh luajit
----     (needs cargo; :checkhealth rpiv_todo says more)
---- <
---- and the rest of your config keeps running: `require("rpiv_todo")` and
---- `setup()` still work, and only using the list (a tool call, |:Todos|) raises
---- that same short message. A library built from another version than the Lua
---- scripts gives one notification naming both versions and |:TodosInstall|.
---- |:checkhealth| reports both. (Outside Neovim, a missing library is an error
---- with the same command.)
 
 return core

@@ -13,6 +13,17 @@
 -- nor keep the listeners after it (persistence's save) from running. Its error goes to
 -- the error reporters (`on_listener_error`), once per listener and message.
 
+---@helptext rpiv_todo-listen-errors
+---`require("rpiv_todo").listen(fn)` calls `fn(event, id, session)` after every tool call,
+---replay, load, shutdown and foreground change. A listener runs protected: when it raises,
+---the tool call it heard about still answers as it would have, and the listeners after it
+---(the panel, saving with |rpiv_todo-persist|) still run. The plugin file shows its error
+---with |vim.notify()| at WARN level, from the main loop, once per listener and message (a
+---listener failing the same way on every call is shown once). Outside Neovim the error is
+---dropped unless the host asks for it: `require("rpiv_todo").on_listener_error(function(message,
+---info) ... end)` (`info = { event, session, error, listener }`; returns a function that
+---removes it).
+
 local M = {}
 local H = {}
 
@@ -357,17 +368,6 @@ function M.shutdown(id)
     H.emit("shutdown", id, nil)
   end
 end
-
----@helptext rpiv_todo-listen-errors
----`require("rpiv_todo").listen(fn)` calls `fn(event, id, session)` after every tool call,
----replay, load, shutdown and foreground change. A listener runs protected: when it raises,
----the tool call it heard about still answers as it would have, and the listeners after it
----(the panel, saving with |rpiv_todo-persist|) still run. The plugin file shows its error
----with |vim.notify()| at WARN level, from the main loop, once per listener and message (a
----listener failing the same way on every call is shown once). Outside Neovim the error is
----dropped unless the host asks for it: `require("rpiv_todo").on_listener_error(function(message,
----info) ... end)` (`info = { event, session, error, listener }`; returns a function that
----removes it).
 
 -- Listening: `listen(fn)` and `on_listener_error(fn)` (rpiv_todo.session.events).
 M.listen = H.events.listen

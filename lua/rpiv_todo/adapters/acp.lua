@@ -12,6 +12,23 @@
 -- no priorities of its own: every entry gets `default_priority` unless `priority` says
 -- otherwise. Content is the sanitized subject. Plain Lua: no `vim.*` here.
 
+---@helptext rpiv_todo-adapters-acp verbatim
+--- Agent Client Protocol                                 *rpiv_todo-adapters-acp*
+--- >
+---     local acp = require("rpiv_todo.adapters.acp")
+---     send_notification("session/update",
+---       acp.notification(acp_session_id, todo.session(id)))
+--- <
+---     sends the list as a `plan` update (`send_notification` stands for your
+---     ACP connection's way of sending one): one entry `{ content, priority,
+---     status }` per pending, in-progress or completed task.
+--- >
+---     local stop = acp.follow(acp_session_id, id, send_notification)
+--- <
+---     sends it whenever the list changes, whoever changed it (the agent, the
+---     user's |:Todos| edits, another program's write to the list file), and
+---     only when the plan differs from the last one sent.
+
 local M = {}
 local H = {}
 
@@ -145,22 +162,5 @@ function H.key(entries)
   end
   return table.concat(parts, "\1")
 end
-
----@helptext rpiv_todo-adapters-acp verbatim
---- Agent Client Protocol                                 *rpiv_todo-adapters-acp*
---- >
----     local acp = require("rpiv_todo.adapters.acp")
----     send_notification("session/update",
----       acp.notification(acp_session_id, todo.session(id)))
---- <
----     sends the list as a `plan` update (`send_notification` stands for your
----     ACP connection's way of sending one): one entry `{ content, priority,
----     status }` per pending, in-progress or completed task.
---- >
----     local stop = acp.follow(acp_session_id, id, send_notification)
---- <
----     sends it whenever the list changes, whoever changed it (the agent, the
----     user's |:Todos| edits, another program's write to the list file), and
----     only when the plan differs from the last one sent.
 
 return M

@@ -39,6 +39,30 @@
 -- text), and the end-of-turn reminder once the list has changed since (see there). Plain
 -- Lua apart from those lookups, which are guarded.
 
+---@helptext rpiv_todo-adapters-avante verbatim
+--- avante.nvim                                        *rpiv_todo-adapters-avante*
+--- >
+---     require("avante").setup({
+---       -- avante's own todo tools off: one todo tool for the model
+---       disabled_tools = { "read_todos", "write_todos" },
+---       custom_tools = function()
+---         return { require("rpiv_todo.adapters.avante").tool() }
+---       end,
+---       system_prompt = function()     -- the end-of-turn reminder
+---         return require("rpiv_todo.adapters.avante").reminder() or ""
+---       end,
+---     })
+--- <
+--- A rejected call returns `nil, "<message>"`: avante writes `Error: ` before
+--- it. avante has no end-of-turn hook for tools; its `system_prompt` function
+--- runs for every request, and `reminder()` gives the current chat's reminder
+--- (nil when nothing is in progress).
+---
+--- JSON null: avante's OpenAI provider turns null into nil while it parses the
+--- streamed arguments, so there `{"metadata":{"a":null}}` deletes nothing. The
+--- Claude and Gemini providers keep it (as |vim.NIL|) and the key is deleted.
+--- Not something the adapter can see or repair.
+
 local M = {}
 local H = {}
 
@@ -457,29 +481,5 @@ function M.tool(opts)
     end,
   }
 end
-
----@helptext rpiv_todo-adapters-avante verbatim
---- avante.nvim                                        *rpiv_todo-adapters-avante*
---- >
----     require("avante").setup({
----       -- avante's own todo tools off: one todo tool for the model
----       disabled_tools = { "read_todos", "write_todos" },
----       custom_tools = function()
----         return { require("rpiv_todo.adapters.avante").tool() }
----       end,
----       system_prompt = function()     -- the end-of-turn reminder
----         return require("rpiv_todo.adapters.avante").reminder() or ""
----       end,
----     })
---- <
---- A rejected call returns `nil, "<message>"`: avante writes `Error: ` before
---- it. avante has no end-of-turn hook for tools; its `system_prompt` function
---- runs for every request, and `reminder()` gives the current chat's reminder
---- (nil when nothing is in progress).
----
---- JSON null: avante's OpenAI provider turns null into nil while it parses the
---- streamed arguments, so there `{"metadata":{"a":null}}` deletes nothing. The
---- Claude and Gemini providers keep it (as |vim.NIL|) and the key is deleted.
---- Not something the adapter can see or repair.
 
 return M

@@ -20,6 +20,17 @@
 -- calls again, in order, on the list its history kept last (empty when none) gives back
 -- the list the chat had. Plain Lua: the process id comes from rpiv_todo.host.
 
+---@helptext rpiv_todo-adapters verbatim
+--- Each chat gets its own list: `codecompanion:<time>-<pid>-<n>` in
+--- codecompanion (an id made for the chat: codecompanion's own chat id comes
+--- from an unseeded math.random, the same for the first chat of every Neovim),
+--- `avante:<chat history file>#<time/uuid of its first message>` in avante
+--- (avante reuses history file names). A chat opened again from its history
+--- gets its list back from the `todo` calls the history holds. The adapters take
+--- `{ session = id }` or `{ session = function(...) return id end }` to choose
+--- another; a wrong option or an unknown key raises
+--- `(rpiv_todo) <adapter>: <key>: ...`.
+
 local M = {}
 local H = {}
 
@@ -165,16 +176,5 @@ function M.turn_started(id)
   )
   require("rpiv_todo").turn_started(id)
 end
-
----@helptext rpiv_todo-adapters verbatim
---- Each chat gets its own list: `codecompanion:<time>-<pid>-<n>` in
---- codecompanion (an id made for the chat: codecompanion's own chat id comes
---- from an unseeded math.random, the same for the first chat of every Neovim),
---- `avante:<chat history file>#<time/uuid of its first message>` in avante
---- (avante reuses history file names). A chat opened again from its history
---- gets its list back from the `todo` calls the history holds. The adapters take
---- `{ session = id }` or `{ session = function(...) return id end }` to choose
---- another; a wrong option or an unknown key raises
---- `(rpiv_todo) <adapter>: <key>: ...`.
 
 return M

@@ -24,6 +24,22 @@
 -- time it is loaded (and, with `persist = true`, across restarts). The `session` option
 -- names the list instead. Plain Lua; CopilotChat itself is only looked up, guarded.
 
+---@helptext rpiv_todo-adapters-copilotchat verbatim
+--- CopilotChat.nvim                              *rpiv_todo-adapters-copilotchat*
+--- >
+---     require("CopilotChat").setup({
+---       functions = require("rpiv_todo.adapters.copilotchat").functions(),
+---       tools = "rpiv_todo",              -- or @rpiv_todo in a prompt
+---       trusted_tools = { "rpiv_todo" },  -- optional: no question per call
+---     })
+--- <
+--- One function, `todo` (group `rpiv_todo`): the guidance is in its
+--- description, `resolve` returns the reply as a resource, and a rejected call
+--- raises its `Error: ...` text, which CopilotChat gives the model as the
+--- result. A chat is known by the id of its first prompt: `:CopilotChatReset`
+--- starts a new list, a chat loaded with `:CopilotChatLoad name` gets its own
+--- back. Options: `session` (a string, or function(source, chat)), `group`.
+
 local M = {}
 local H = {}
 
@@ -149,21 +165,5 @@ function M.functions(opts)
     },
   }
 end
-
----@helptext rpiv_todo-adapters-copilotchat verbatim
---- CopilotChat.nvim                              *rpiv_todo-adapters-copilotchat*
---- >
----     require("CopilotChat").setup({
----       functions = require("rpiv_todo.adapters.copilotchat").functions(),
----       tools = "rpiv_todo",              -- or @rpiv_todo in a prompt
----       trusted_tools = { "rpiv_todo" },  -- optional: no question per call
----     })
---- <
---- One function, `todo` (group `rpiv_todo`): the guidance is in its
---- description, `resolve` returns the reply as a resource, and a rejected call
---- raises its `Error: ...` text, which CopilotChat gives the model as the
---- result. A chat is known by the id of its first prompt: `:CopilotChatReset`
---- starts a new list, a chat loaded with `:CopilotChatLoad name` gets its own
---- back. Options: `session` (a string, or function(source, chat)), `group`.
 
 return M

@@ -20,6 +20,18 @@
 -- one list per working directory: `mcphub:<cwd>`. The `session` option decides instead.
 -- Runs inside Neovim only (mcphub is a Neovim plugin); mcphub is looked up, guarded.
 
+---@helptext rpiv_todo-adapters-mcphub verbatim
+--- mcphub.nvim                                        *rpiv_todo-adapters-mcphub*
+--- >
+---     require("rpiv_todo.adapters.mcphub").register()
+--- <
+--- adds the native MCP server `rpiv_todo` (tool `todo`, resource
+--- `rpiv_todo://todos` with the |:Todos| text) that mcphub hands to avante,
+--- codecompanion and CopilotChat. A rejected call is an error response. A call
+--- uses the calling chat's list when mcphub names the chat (codecompanion,
+--- avante, CopilotChat), else `mcphub:<cwd>`. Options: `session` (a string, or
+--- function(req)), `server`.
+
 local M = {}
 local H = {}
 
@@ -184,17 +196,5 @@ function M.register(opts)
   end
   return server
 end
-
----@helptext rpiv_todo-adapters-mcphub verbatim
---- mcphub.nvim                                        *rpiv_todo-adapters-mcphub*
---- >
----     require("rpiv_todo.adapters.mcphub").register()
---- <
---- adds the native MCP server `rpiv_todo` (tool `todo`, resource
---- `rpiv_todo://todos` with the |:Todos| text) that mcphub hands to avante,
---- codecompanion and CopilotChat. A rejected call is an error response. A call
---- uses the calling chat's list when mcphub names the chat (codecompanion,
---- avante, CopilotChat), else `mcphub:<cwd>`. Options: `session` (a string, or
---- function(req)), `server`.
 
 return M

@@ -3,6 +3,41 @@
 -- lua-language-server. Nothing here runs: `---@meta rpiv_todo.core` makes the server read
 -- this file for `require("rpiv_todo.core")`. Not embedded by build.rs (see meta/).
 
+---@helptext rpiv_todo-files
+---The same from Lua, for any host (each returns `nil, err, kind` on failure, with a
+---message naming the path and what is wrong, and never raises for a bad file or an
+---unwritable path):
+
+---@helptext rpiv_todo-file-format
+--- The file is the snapshot the tool returns, with a format version:
+--- `{"version":1,"tasks":[...],"nextId":N}`. A bare `{"tasks":[...],"nextId":N}`
+--- (copied out of a tool result) loads too; a higher version is refused.
+
+---@helptext rpiv_todo-file-rules verbatim
+--- Files that are not what they should be. Every file rpiv_todo reads (a list,
+--- rpiv-i18n's locale.json) is read the same way:
+--- - Only a plain file is opened. A directory, a pipe (FIFO), a terminal or a
+---   device where the file belongs is refused unopened, so nothing waits on it:
+---   a FIFO at locale.json is passed over and the locale chain goes on.
+--- - A file larger than its limit is refused from its size, unread: 64 MiB for
+---   a list, 1 MiB for locale.json (the same limit for reading it and for
+---   merging a choice into it, so a saved choice is always read back).
+--- - The third result of a failed `core.load` or `core.save` says what kind of
+---   failure it was: "missing" (no file, a dangling link too), "not_file",
+---   "too_large", "io" (the system refused or failed: permissions, too many
+---   open files, a full disk; a later try may pass), "newer" (a format of a
+---   newer rpiv_todo: never moved aside or written over) or "invalid" (read,
+---   but not a list). It comes from the system's error, never from the message.
+--- - A symbolic link is written through: its target is replaced and the link
+---   stays, also when the target does not exist yet (a dotfiles link); a loop
+---   of links is refused and nothing is replaced.
+--- - A failed save's message never names the temporary file, so a full disk
+---   gives one message, reported once.
+--- - What a tool call may add is bounded, so every list the tool acknowledged
+---   loads back: `subject`, `activeForm`, `owner` at most 2048 bytes each (as
+---   JSON text), `description` 32768, a task's `metadata` 8192, and 1000 ids in
+---   `blockedBy`. A call over a bound is refused in-band naming the field.
+
 ---A tool result, as the model and the host's persistence see it.
 ---@class rpiv_todo.Result
 ---@field content { type: "text", text: string }[] one text part: what the model reads
@@ -282,11 +317,6 @@ function core.resolve_locale(explicit, env) end
 ---@return string[] the nine locale codes
 function core.locales() end
 
----@helptext rpiv_todo-files
----The same from Lua, for any host (each returns `nil, err, kind` on failure, with a
----message naming the path and what is wrong, and never raises for a bad file or an
----unwritable path):
-
 ---True, or nil and the error (naming the path and what went wrong): write a list handle,
 ---a `{ tasks, nextId }` table or its JSON text to {path}, atomically: a temporary file
 ---beside it, synced, renamed over it. The file is
@@ -334,35 +364,5 @@ function core.save_locale(path, code) end
 ---@param env? table<string, string|false> overrides of environment variables (false: unset)
 ---@return string|nil
 function core.locale_file(env) end
-
----@helptext rpiv_todo-file-format
---- The file is the snapshot the tool returns, with a format version:
---- `{"version":1,"tasks":[...],"nextId":N}`. A bare `{"tasks":[...],"nextId":N}`
---- (copied out of a tool result) loads too; a higher version is refused.
-
----@helptext rpiv_todo-file-rules verbatim
---- Files that are not what they should be. Every file rpiv_todo reads (a list,
---- rpiv-i18n's locale.json) is read the same way:
---- - Only a plain file is opened. A directory, a pipe (FIFO), a terminal or a
----   device where the file belongs is refused unopened, so nothing waits on it:
----   a FIFO at locale.json is passed over and the locale chain goes on.
---- - A file larger than its limit is refused from its size, unread: 64 MiB for
----   a list, 1 MiB for locale.json (the same limit for reading it and for
----   merging a choice into it, so a saved choice is always read back).
---- - The third result of a failed `core.load` or `core.save` says what kind of
----   failure it was: "missing" (no file, a dangling link too), "not_file",
----   "too_large", "io" (the system refused or failed: permissions, too many
----   open files, a full disk; a later try may pass), "newer" (a format of a
----   newer rpiv_todo: never moved aside or written over) or "invalid" (read,
----   but not a list). It comes from the system's error, never from the message.
---- - A symbolic link is written through: its target is replaced and the link
----   stays, also when the target does not exist yet (a dotfiles link); a loop
----   of links is refused and nothing is replaced.
---- - A failed save's message never names the temporary file, so a full disk
----   gives one message, reported once.
---- - What a tool call may add is bounded, so every list the tool acknowledged
----   loads back: `subject`, `activeForm`, `owner` at most 2048 bytes each (as
----   JSON text), `description` 32768, a task's `metadata` 8192, and 1000 ids in
----   `blockedBy`. A call over a bound is refused in-band naming the field.
 
 return core

@@ -20,6 +20,92 @@
 -- plugin/rpiv_todo.lua calls `create()` at startup, so this file loads nothing else until
 -- a command runs: the front end (and with it the native core) loads on first use.
 
+---@helptext :Todos verbatim
+--- :Todos          Open the list of the session the panel shows, grouped by
+---                 status (Pending, In Progress, Completed), in a floating
+---                 scratch window in the middle of the editor. `q` or <Esc>
+---                 closes it, and so does leaving it. While it is open it
+---                 follows the list. An empty list is a notification instead.
+---                 A row is cut to the editor's width (ending in "…"), and
+---                 the panel's too: only what fits the screen is drawn,
+---                 however long a task's text. A session id is shown with
+---                 control characters escaped (`\x00`).
+
+---@helptext rpiv_todo-commands-edit verbatim
+--- The list is yours too. These edit it through the same rules as the model's
+--- calls (the same reducer); a rejected edit is a warning and changes nothing.
+--- Each one that applies is confirmed and fires |RpivTodoUserEdit|. Completion
+--- (<Tab>) offers the subcommands, then the ids that fit. An id {N} is a
+--- decimal integer (`16`, `016`); anything else (`0x10`, `1e1`, a number past
+--- 9007199254740991) is a warning that quotes what you typed, and nothing is
+--- edited.
+---
+--- :Todos add {subject}                                             *:Todos-add*
+---                 Create a task, e.g. `:Todos add Write the tests`.
+--- :Todos start {N}                                               *:Todos-start*
+---                 Mark task #N in progress (completion: pending tasks).
+--- :Todos done {N}                                                 *:Todos-done*
+---                 Mark task #N completed (completion: pending and in progress).
+--- :Todos delete {N}                                             *:Todos-delete*
+---                 Delete task #N.
+--- :Todos edit                                                     *:Todos-edit*
+---                 The list as a Markdown checklist in a buffer of its own,
+---                 one task a line: `- [ ] #3 Write the parser ⛓ #1`, with
+---                 `[ ]` pending, `[/]` in progress, `[x]` completed, `⛓` what
+---                 it waits for, and indented under it `> ` the activeForm and
+---                 then the description. |:w| applies the differences as your
+---                 own edits: a line without an id is a new task, a changed
+---                 box, subject, activeForm, description or `⛓` an update, a
+---                 line removed a deletion. A line that cannot apply (an
+---                 unknown id, a cycle, a task another writer changed since the
+---                 buffer was made) is reported with its number and nothing of
+---                 it is written; then the buffer shows the list as saved.
+--- :Todos export [{file}]                                         *:Todos-export*
+---                 The same checklist, written to {file}, or to a new buffer.
+--- :Todos import {file}                                           *:Todos-import*
+---                 Add every checklist item of a Markdown file as a task, with
+---                 its box's status; `⛓ #n` between items of the file kept.
+--- :Todos hide                                                     *:Todos-hide*
+---                 Turn the panel off; tool calls go on, |:Todos| still works.
+--- :Todos show                                                     *:Todos-show*
+---                 Turn it on again.
+--- :Todos file                                                     *:Todos-file*
+---                 Where the shown session's list is saved with `persist =
+---                 true` (|rpiv_todo-persist|), and the last failure if any.
+--- :Todos sessions                                             *:Todos-sessions*
+---                 The lists saved for this working directory, newest first
+---                 (|vim.ui.select()|): the first unfinished task as title,
+---                 done/total and open counts, when it last changed, and the
+---                 session. The chosen one shows in the panel (pinned until
+---                 `require("rpiv_todo").foreground(nil)`) and in
+---                 |:Todos|; edits go to its file.
+--- :Todos prune [{days}]                                          *:Todos-prune*
+---                 Remove saved lists (of every directory, and files moved
+---                 aside as unreadable) not changed for {days} days, default
+---                 `persist_max_age_days` (30). The lists of sessions open in
+---                 this editor stay. Says how many went.
+
+---@helptext :TodosInstall verbatim
+--- :TodosInstall[!] [download|source]
+---                 Install the native module and the MCP server:
+---                 |rpiv_todo.nvim.install.start()|, so on Neovim 0.10+ the
+---                 editor stays usable while it downloads or builds, and
+---                 each step shows in the notifications (headless, it is
+---                 |rpiv_todo.nvim.install.run()|, done before the next
+---                 command). With ! install
+---                 again even when this version's module is in place;
+---                 `download` never builds, `source` only builds (cargo).
+
+---@helptext :TodosToggle verbatim
+--- :TodosToggle    Collapse the panel to its heading and one hint line, or
+---                 expand it again. With nothing to show it says so and
+---                 changes nothing. The `collapse_key` is mapped to the same
+---                 in normal and insert mode (`ctrl+shift+t` becomes <C-S-t>),
+---                 and the collapsed hint names that key, or `:TodosToggle`
+---                 when no key is mapped (`collapse_key = "off"`, a key without
+---                 a modifier, `map_collapse_key = false`). See
+---                 |rpiv_todo-surprises| about <C-S-t> in terminals.
+
 local M = {}
 local H = {}
 
@@ -394,91 +480,5 @@ function M.create()
   end
   H.created = true
 end
-
----@helptext :Todos verbatim
---- :Todos          Open the list of the session the panel shows, grouped by
----                 status (Pending, In Progress, Completed), in a floating
----                 scratch window in the middle of the editor. `q` or <Esc>
----                 closes it, and so does leaving it. While it is open it
----                 follows the list. An empty list is a notification instead.
----                 A row is cut to the editor's width (ending in "…"), and
----                 the panel's too: only what fits the screen is drawn,
----                 however long a task's text. A session id is shown with
----                 control characters escaped (`\x00`).
-
----@helptext rpiv_todo-commands-edit verbatim
---- The list is yours too. These edit it through the same rules as the model's
---- calls (the same reducer); a rejected edit is a warning and changes nothing.
---- Each one that applies is confirmed and fires |RpivTodoUserEdit|. Completion
---- (<Tab>) offers the subcommands, then the ids that fit. An id {N} is a
---- decimal integer (`16`, `016`); anything else (`0x10`, `1e1`, a number past
---- 9007199254740991) is a warning that quotes what you typed, and nothing is
---- edited.
----
---- :Todos add {subject}                                             *:Todos-add*
----                 Create a task, e.g. `:Todos add Write the tests`.
---- :Todos start {N}                                               *:Todos-start*
----                 Mark task #N in progress (completion: pending tasks).
---- :Todos done {N}                                                 *:Todos-done*
----                 Mark task #N completed (completion: pending and in progress).
---- :Todos delete {N}                                             *:Todos-delete*
----                 Delete task #N.
---- :Todos edit                                                     *:Todos-edit*
----                 The list as a Markdown checklist in a buffer of its own,
----                 one task a line: `- [ ] #3 Write the parser ⛓ #1`, with
----                 `[ ]` pending, `[/]` in progress, `[x]` completed, `⛓` what
----                 it waits for, and indented under it `> ` the activeForm and
----                 then the description. |:w| applies the differences as your
----                 own edits: a line without an id is a new task, a changed
----                 box, subject, activeForm, description or `⛓` an update, a
----                 line removed a deletion. A line that cannot apply (an
----                 unknown id, a cycle, a task another writer changed since the
----                 buffer was made) is reported with its number and nothing of
----                 it is written; then the buffer shows the list as saved.
---- :Todos export [{file}]                                         *:Todos-export*
----                 The same checklist, written to {file}, or to a new buffer.
---- :Todos import {file}                                           *:Todos-import*
----                 Add every checklist item of a Markdown file as a task, with
----                 its box's status; `⛓ #n` between items of the file kept.
---- :Todos hide                                                     *:Todos-hide*
----                 Turn the panel off; tool calls go on, |:Todos| still works.
---- :Todos show                                                     *:Todos-show*
----                 Turn it on again.
---- :Todos file                                                     *:Todos-file*
----                 Where the shown session's list is saved with `persist =
----                 true` (|rpiv_todo-persist|), and the last failure if any.
---- :Todos sessions                                             *:Todos-sessions*
----                 The lists saved for this working directory, newest first
----                 (|vim.ui.select()|): the first unfinished task as title,
----                 done/total and open counts, when it last changed, and the
----                 session. The chosen one shows in the panel (pinned until
----                 `require("rpiv_todo").foreground(nil)`) and in
----                 |:Todos|; edits go to its file.
---- :Todos prune [{days}]                                          *:Todos-prune*
----                 Remove saved lists (of every directory, and files moved
----                 aside as unreadable) not changed for {days} days, default
----                 `persist_max_age_days` (30). The lists of sessions open in
----                 this editor stay. Says how many went.
-
----@helptext :TodosInstall verbatim
---- :TodosInstall[!] [download|source]
----                 Install the native module and the MCP server:
----                 |rpiv_todo.nvim.install.start()|, so on Neovim 0.10+ the
----                 editor stays usable while it downloads or builds, and
----                 each step shows in the notifications (headless, it is
----                 |rpiv_todo.nvim.install.run()|, done before the next
----                 command). With ! install
----                 again even when this version's module is in place;
----                 `download` never builds, `source` only builds (cargo).
-
----@helptext :TodosToggle verbatim
---- :TodosToggle    Collapse the panel to its heading and one hint line, or
----                 expand it again. With nothing to show it says so and
----                 changes nothing. The `collapse_key` is mapped to the same
----                 in normal and insert mode (`ctrl+shift+t` becomes <C-S-t>),
----                 and the collapsed hint names that key, or `:TodosToggle`
----                 when no key is mapped (`collapse_key = "off"`, a key without
----                 a modifier, `map_collapse_key = false`). See
----                 |rpiv_todo-surprises| about <C-S-t> in terminals.
 
 return M

@@ -2,6 +2,12 @@
 -- done/delete` run) and the `User RpivTodoUserEdit` event each one that applied fires.
 -- Requires nothing of the rest of the front end.
 
+---@helptext rpiv_todo-surprises-edits verbatim
+--- Your edits are not seen by the model by itself.
+---     `:Todos add` and friends change the list; the model learns of it when
+---     its next call returns the list, or when your front end records the edit
+---     (|RpivTodoUserEdit|).
+
 local M = {}
 local H = {}
 
@@ -71,11 +77,5 @@ end
 function M.last_user_edit()
   return H.last_edit
 end
-
----@helptext rpiv_todo-surprises-edits verbatim
---- Your edits are not seen by the model by itself.
----     `:Todos add` and friends change the list; the model learns of it when
----     its next call returns the list, or when your front end records the edit
----     (|RpivTodoUserEdit|).
 
 return M

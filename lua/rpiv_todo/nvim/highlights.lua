@@ -15,6 +15,37 @@
 -- have replaced it meanwhile); `:highlight clear` (what a colorscheme starts with) makes
 -- every group ours again.
 
+---@helptext rpiv_todo-highlights verbatim
+--- Every group is a `default` definition, so a colorscheme or your config may
+--- define it (`vim.api.nvim_set_hl(0, "RpivTodoDim", { fg = "#888888" })`; to
+--- keep an override across `:colorscheme`, set it in a |ColorScheme| autocmd,
+--- as for any group).
+---
+---     RpivTodoNormal        the panel's background and text    -> NormalFloat
+---     RpivTodoAccent        heading and the task in progress   -> Special
+---     RpivTodoDim           tree lines, ids, pending glyphs    -> NonText
+---     RpivTodoMuted         completed subjects, dependencies   -> Comment
+---     RpivTodoText          pending subjects                   -> RpivTodoNormal
+---     RpivTodoWarning       the in-progress glyph              -> DiagnosticWarn
+---     RpivTodoSuccess       the completed glyph                -> String
+---     RpivTodoError         (layout overrides)                 -> DiagnosticError
+---     RpivTodoToolTitle     section lines of |:Todos|           -> Title
+---     RpivTodoBorder        the border, with `border` set      -> FloatBorder
+---     RpivTodoBold          layered over the heading           bold
+---     RpivTodoStrikethrough layered over completed subjects    strikethrough
+---
+--- Two checks keep the panel readable in GUI colours and in 256-colour
+--- terminals ('notermguicolors'), in dark and light schemes:
+--- - RpivTodoNormal links to NormalFloat only when NormalFloat has a background
+---   of its own, in GUI and cterm colours, different from Normal's. Otherwise
+---   it gets explicit colours: NormalFloat's where it has them, else a grey a
+---   step away from the usual dark or light background ('background').
+--- - A group whose link target has a background (NonText in `morning`, say)
+---   would paint that background in patches over the panel; such a group gets
+---   the target's foreground alone.
+--- They run again on |ColorScheme| and when 'background' or 'termguicolors'
+--- changes, and never replace a definition of yours.
+
 local M = {}
 local H = {}
 
@@ -222,36 +253,5 @@ function M.groups()
   table.sort(out)
   return out
 end
-
----@helptext rpiv_todo-highlights verbatim
---- Every group is a `default` definition, so a colorscheme or your config may
---- define it (`vim.api.nvim_set_hl(0, "RpivTodoDim", { fg = "#888888" })`; to
---- keep an override across `:colorscheme`, set it in a |ColorScheme| autocmd,
---- as for any group).
----
----     RpivTodoNormal        the panel's background and text    -> NormalFloat
----     RpivTodoAccent        heading and the task in progress   -> Special
----     RpivTodoDim           tree lines, ids, pending glyphs    -> NonText
----     RpivTodoMuted         completed subjects, dependencies   -> Comment
----     RpivTodoText          pending subjects                   -> RpivTodoNormal
----     RpivTodoWarning       the in-progress glyph              -> DiagnosticWarn
----     RpivTodoSuccess       the completed glyph                -> String
----     RpivTodoError         (layout overrides)                 -> DiagnosticError
----     RpivTodoToolTitle     section lines of |:Todos|           -> Title
----     RpivTodoBorder        the border, with `border` set      -> FloatBorder
----     RpivTodoBold          layered over the heading           bold
----     RpivTodoStrikethrough layered over completed subjects    strikethrough
----
---- Two checks keep the panel readable in GUI colours and in 256-colour
---- terminals ('notermguicolors'), in dark and light schemes:
---- - RpivTodoNormal links to NormalFloat only when NormalFloat has a background
----   of its own, in GUI and cterm colours, different from Normal's. Otherwise
----   it gets explicit colours: NormalFloat's where it has them, else a grey a
----   step away from the usual dark or light background ('background').
---- - A group whose link target has a background (NonText in `morning`, say)
----   would paint that background in patches over the panel; such a group gets
----   the target's foreground alone.
---- They run again on |ColorScheme| and when 'background' or 'termguicolors'
---- changes, and never replace a definition of yours.
 
 return M

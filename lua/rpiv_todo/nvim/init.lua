@@ -22,6 +22,76 @@
 -- subcommands with `require("rpiv_todo.nvim.commands").register` and whole commands with
 -- `.register_command`.
 
+---@helptext rpiv_todo-setup-alias
+---`require("rpiv_todo.nvim").setup({opts})` is deprecated: the editor's options go to
+---|rpiv_todo.setup()| with the tool's own. The old call still puts them in force (the
+---tool's options stay as they are; a wrong one is reported as `nvim.<key>`), after one
+---deprecation notice per session.
+
+---@helptext rpiv_todo-api
+---Agent front ends drive the list through `require("rpiv_todo.nvim")`. A session is
+---any string id; "default" is used when none is given. The tool spec itself (name,
+---description, JSON Schema, prompt text, execute) is `require("rpiv_todo").tool()`.
+
+---@helptext RpivTodoUserEdit
+---Fired after each edit of yours that applied, with `data = { session = id, params =
+---<the call>, result = <the result> }` (Neovim 0.8+; on 0.7 autocommands carry no
+---data: read |rpiv_todo.nvim.last_user_edit()|). A handler that fails does not undo the
+---edit or stop the others: every handler runs, and one error notification per edit names
+---the event and the failure's first line (no traceback, no hit-enter prompt); nothing
+---raises, also under `pcall(vim.cmd, "Todos done 3")`.
+---
+---The model does not see your edits unless the agent front end tells it; these put a
+---note in the chat it reads next:
+---
+---codecompanion.nvim (the adapter's `session_of(chat)` names a chat's list):
+--->
+---vim.api.nvim_create_autocmd("User", {
+---  pattern = "RpivTodoUserEdit",
+---  callback = function(args)
+---    local edit = args.data
+---    local cc = require("rpiv_todo.adapters.codecompanion")
+---    for _, item in ipairs(require("codecompanion").buf_get_chat()) do
+---      if cc.session_of(item.chat) == edit.session then
+---        item.chat:add_message({
+---          role = "user",
+---          content = "I changed the todo list myself: "
+---            .. vim.json.encode(edit.params) .. " -> "
+---            .. edit.result.content[1].text,
+---        }, { visible = false })
+---      end
+---    end
+---  end,
+---})
+---<
+---avante.nvim (sessions are `avante:<history file>#...`; this adds to the history of
+---the sidebar in the current tab page, which avante saves):
+--->
+---vim.api.nvim_create_autocmd("User", {
+---  pattern = "RpivTodoUserEdit",
+---  callback = function(args)
+---    local edit = args.data
+---    local sidebar = require("avante").get(false)
+---    if not sidebar or not edit.session:match("^avante:") then return end
+---    local Message = require("avante.history.message")
+---    sidebar:add_history_messages({
+---      Message:new("user", "I changed the todo list myself: "
+---        .. vim.json.encode(edit.params) .. " -> "
+---        .. edit.result.content[1].text, { visible = false }),
+---    })
+---  end,
+---})
+---<
+---A host that rebuilds lists with |rpiv_todo.nvim.replay()| keeps an edit by storing
+---`{ role = "toolResult", toolName = "todo", details = edit.result.details }` among
+---the messages it replays: `details` is the whole list after the edit, like a tool
+---result's.
+
+---@helptext rpiv_todo-startup
+--- Nothing happens at startup beyond defining the commands: the front end
+--- attaches (panel, autocommands, highlight groups, key mapping) on the first
+--- tool call of any session, or on the first use of a command or API function.
+
 local M = {}
 local H = {}
 
@@ -42,12 +112,6 @@ function H.attach()
   require("rpiv_todo.nvim.setup").attach()
   return H.frontend()
 end
-
----@helptext rpiv_todo-setup-alias
----`require("rpiv_todo.nvim").setup({opts})` is deprecated: the editor's options go to
----|rpiv_todo.setup()| with the tool's own. The old call still puts them in force (the
----tool's options stay as they are; a wrong one is reported as `nvim.<key>`), after one
----deprecation notice per session.
 
 ---Branch entries as the core expects them: host messages (`{ role, toolName, details }`)
 ---are wrapped as `{ type = "message", message = ... }`; entries and JSON text pass as is.
@@ -78,11 +142,6 @@ function M.setup(opts)
   require("rpiv_todo.nvim.setup").deprecated(opts)
   return M
 end
-
----@helptext rpiv_todo-api
----Agent front ends drive the list through `require("rpiv_todo.nvim")`. A session is
----any string id; "default" is used when none is given. The tool spec itself (name,
----description, JSON Schema, prompt text, execute) is `require("rpiv_todo").tool()`.
 
 ---Run one tool call (a table, or JSON text) in session `ctx.session` and repaint.
 ---Returns the result `{ content = {{ type, text }}, details }`; `content[1].text` is
@@ -153,60 +212,6 @@ function M.edit(params)
   return require("rpiv_todo.nvim.edit").edit(params)
 end
 
----@helptext RpivTodoUserEdit
----Fired after each edit of yours that applied, with `data = { session = id, params =
----<the call>, result = <the result> }` (Neovim 0.8+; on 0.7 autocommands carry no
----data: read |rpiv_todo.nvim.last_user_edit()|). A handler that fails does not undo the
----edit or stop the others: every handler runs, and one error notification per edit names
----the event and the failure's first line (no traceback, no hit-enter prompt); nothing
----raises, also under `pcall(vim.cmd, "Todos done 3")`.
----
----The model does not see your edits unless the agent front end tells it; these put a
----note in the chat it reads next:
----
----codecompanion.nvim (the adapter's `session_of(chat)` names a chat's list):
---->
----vim.api.nvim_create_autocmd("User", {
----  pattern = "RpivTodoUserEdit",
----  callback = function(args)
----    local edit = args.data
----    local cc = require("rpiv_todo.adapters.codecompanion")
----    for _, item in ipairs(require("codecompanion").buf_get_chat()) do
----      if cc.session_of(item.chat) == edit.session then
----        item.chat:add_message({
----          role = "user",
----          content = "I changed the todo list myself: "
----            .. vim.json.encode(edit.params) .. " -> "
----            .. edit.result.content[1].text,
----        }, { visible = false })
----      end
----    end
----  end,
----})
----<
----avante.nvim (sessions are `avante:<history file>#...`; this adds to the history of
----the sidebar in the current tab page, which avante saves):
---->
----vim.api.nvim_create_autocmd("User", {
----  pattern = "RpivTodoUserEdit",
----  callback = function(args)
----    local edit = args.data
----    local sidebar = require("avante").get(false)
----    if not sidebar or not edit.session:match("^avante:") then return end
----    local Message = require("avante.history.message")
----    sidebar:add_history_messages({
----      Message:new("user", "I changed the todo list myself: "
----        .. vim.json.encode(edit.params) .. " -> "
----        .. edit.result.content[1].text, { visible = false }),
----    })
----  end,
----})
----<
----A host that rebuilds lists with |rpiv_todo.nvim.replay()| keeps an edit by storing
----`{ role = "toolResult", toolName = "todo", details = edit.result.details }` among
----the messages it replays: `details` is the whole list after the edit, like a tool
----result's.
-
 ---The data of the latest |RpivTodoUserEdit| (`{ session, params, result }`), or nil
 ---before the first: Neovim 0.7's autocommands carry no `data`.
 ---@return table|nil
@@ -253,10 +258,5 @@ end
 function M.window()
   return require("rpiv_todo.nvim.panel").window()
 end
-
----@helptext rpiv_todo-startup
---- Nothing happens at startup beyond defining the commands: the front end
---- attaches (panel, autocommands, highlight groups, key mapping) on the first
---- tool call of any session, or on the first use of a command or API function.
 
 return M

@@ -7,6 +7,16 @@
 --   keys.unmap()                        remove the mapping
 --   keys.mapped()                       the mapped key, or nil
 
+---@helptext rpiv_todo-surprises-key verbatim
+--- <C-S-t> needs an extended keyboard protocol.
+---     Most terminals send CTRL-SHIFT-T exactly like CTRL-T, so Neovim never
+---     sees <C-S-t> and CTRL-T keeps its own meaning (the tag stack). Terminals
+---     with an extended keyboard protocol (kitty's, or xterm's modifyOtherKeys,
+---     which foot, WezTerm, Ghostty and recent iTerm2 speak) send it. Elsewhere
+---     use |:TodosToggle|, or pick another key: `collapse_key = "alt+t"`
+---     (<M-t>), or map your own: `vim.keymap.set("n", "<leader>tt",
+---     "<Cmd>TodosToggle<CR>")`.
+
 local M = {}
 local H = {}
 
@@ -110,15 +120,5 @@ end
 function M.mapped()
   return H.mapped and H.mapped.lhs or nil
 end
-
----@helptext rpiv_todo-surprises-key verbatim
---- <C-S-t> needs an extended keyboard protocol.
----     Most terminals send CTRL-SHIFT-T exactly like CTRL-T, so Neovim never
----     sees <C-S-t> and CTRL-T keeps its own meaning (the tag stack). Terminals
----     with an extended keyboard protocol (kitty's, or xterm's modifyOtherKeys,
----     which foot, WezTerm, Ghostty and recent iTerm2 speak) send it. Elsewhere
----     use |:TodosToggle|, or pick another key: `collapse_key = "alt+t"`
----     (<M-t>), or map your own: `vim.keymap.set("n", "<leader>tt",
----     "<Cmd>TodosToggle<CR>")`.
 
 return M

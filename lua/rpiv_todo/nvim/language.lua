@@ -4,6 +4,14 @@
 --                         code given); the pick is saved to rpiv-i18n's locale.json, which
 --                         every later start reads
 
+---@helptext :TodosLanguage verbatim
+--- :TodosLanguage [{code}]
+---                 Pick the language of the panel and |:Todos| from the nine
+---                 (|vim.ui.select()|), or switch to {code} (de, en, es, fr,
+---                 pt, pt-BR, ru, uk, zh; <Tab> completes). The panel repaints
+---                 at once, and the pick is saved to rpiv-i18n's locale.json
+---                 (|rpiv_todo-locale|) for every later start.
+
 local M = {}
 local H = {}
 
@@ -83,13 +91,5 @@ function M.complete_language(arglead)
   end
   return out
 end
-
----@helptext :TodosLanguage verbatim
---- :TodosLanguage [{code}]
----                 Pick the language of the panel and |:Todos| from the nine
----                 (|vim.ui.select()|), or switch to {code} (de, en, es, fr,
----                 pt, pt-BR, ru, uk, zh; <Tab> completes). The panel repaints
----                 at once, and the pick is saved to rpiv-i18n's locale.json
----                 (|rpiv_todo-locale|) for every later start.
 
 return M

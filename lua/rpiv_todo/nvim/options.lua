@@ -4,6 +4,33 @@
 -- tool's own (`merged_spec`), hands them over (`split`), and rpiv_todo.nvim.setup runs
 -- `set(opts)`, then `apply()`. This file requires nothing of the front end.
 
+---@helptext rpiv_todo-panel-place verbatim
+--- Where it sits                                         *rpiv_todo-panel-place*
+--- Over the current window, in the corner `position` names; bottom-right by
+--- default, because that covers the least: code and prose are left-aligned, so
+--- the ends of lines on the right are mostly empty, and the top of the window,
+--- where you read from, stays clear. It is never wider than that window
+--- (rows are cut with "…"), and it moves with the windows: on |WinEnter|,
+--- |WinResized| (Neovim 0.9+; before that |WinScrolled|, which 0.7 and 0.8 also
+--- fire on a size change), |WinClosed|, |TabEnter|, |VimResized| and when a
+--- window shows another buffer. `:only` or closing its window does not lose it.
+---
+--- It does not sit over help, health, quickfix or prompt windows, nor over the
+--- chat input of codecompanion or avante (see `exclude` in
+--- |rpiv_todo.setup()|): when you are in one of those it stays over the
+--- window you were in (or the largest other one).
+---
+--- It never covers the cursor line. When the cursor comes under it (`L`, `G`,
+--- typing on the last lines), it moves to the other edge (bottom <-> top), and
+--- back once its own place is free again. In a window too short for either
+--- edge it takes the larger side of the cursor and shows fewer rows (the
+--- summary row says how many are left out); with no room at all it hides.
+--- `avoid_cursor = false` keeps it in place.
+---
+--- Looks: `border`, `winblend`, `max_width` and `padding` in
+--- |rpiv_todo.setup()|, the colours in |rpiv_todo-highlights|, the text of each
+--- line through `overlay`.
+
 local common = require("rpiv_todo.common")
 
 local M = {}
@@ -360,32 +387,5 @@ function M.apply()
     end
   end
 end
-
----@helptext rpiv_todo-panel-place verbatim
---- Where it sits                                         *rpiv_todo-panel-place*
---- Over the current window, in the corner `position` names; bottom-right by
---- default, because that covers the least: code and prose are left-aligned, so
---- the ends of lines on the right are mostly empty, and the top of the window,
---- where you read from, stays clear. It is never wider than that window
---- (rows are cut with "…"), and it moves with the windows: on |WinEnter|,
---- |WinResized| (Neovim 0.9+; before that |WinScrolled|, which 0.7 and 0.8 also
---- fire on a size change), |WinClosed|, |TabEnter|, |VimResized| and when a
---- window shows another buffer. `:only` or closing its window does not lose it.
----
---- It does not sit over help, health, quickfix or prompt windows, nor over the
---- chat input of codecompanion or avante (see `exclude` in
---- |rpiv_todo.setup()|): when you are in one of those it stays over the
---- window you were in (or the largest other one).
----
---- It never covers the cursor line. When the cursor comes under it (`L`, `G`,
---- typing on the last lines), it moves to the other edge (bottom <-> top), and
---- back once its own place is free again. In a window too short for either
---- edge it takes the larger side of the cursor and shows fewer rows (the
---- summary row says how many are left out); with no room at all it hides.
---- `avoid_cursor = false` keeps it in place.
----
---- Looks: `border`, `winblend`, `max_width` and `padding` in
---- |rpiv_todo.setup()|, the colours in |rpiv_todo-highlights|, the text of each
---- line through `overlay`.
 
 return M

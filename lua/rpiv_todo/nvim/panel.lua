@@ -14,6 +14,33 @@
 -- cursor reaches the panel or frees its preferred place). The buffer's lines are written
 -- by rpiv_todo.nvim.panelbuf, only where they changed.
 
+---@helptext rpiv_todo-overlay verbatim
+--- A floating window shows the list of one session: a heading with the count of
+--- completed tasks, one row per task (○ pending, ◐ in progress, ✓ completed),
+--- and a summary row when the list is longer than `max_widget_lines`. It never
+--- takes focus and the cursor cannot enter it. It is hidden when nothing is
+--- left to show, and repainted after each tool call and each setup().
+--- Completed tasks stay visible for the turn in which they were completed and
+--- hide once the host marks the next turn (|rpiv_todo.turn_started()|):
+--- the codecompanion and avante adapters mark one at each new prompt. What the
+--- panel showed is remembered per session, so going back to a chat does not
+--- bring its earlier completed tasks back.
+
+---@helptext rpiv_todo-panel-session verbatim
+--- Which session                                       *rpiv_todo-panel-session*
+--- Agent plugins keep one list per chat. While the current window shows a chat
+--- of a front end that names its chats (codecompanion's chat buffer, any window
+--- of avante's sidebar; others through |rpiv_todo.register_chat()|), the
+--- panel (and |:Todos|) shows that chat's list. Anywhere else it shows the
+--- session of the most recent tool call. A host may pin one with
+--- |rpiv_todo.foreground()|; `foreground(nil)` goes back to following.
+
+---@helptext rpiv_todo-surprises-follow verbatim
+--- Outside a chat window the panel follows the latest call.
+---     In a chat's window the panel shows that chat's list; in any other
+---     window, the list of whichever chat's agent called the tool last. Pin
+---     one with |rpiv_todo.foreground()|.
+
 local M = {}
 local H = {}
 
@@ -467,32 +494,5 @@ function M.anchor()
   end
   return nil
 end
-
----@helptext rpiv_todo-overlay verbatim
---- A floating window shows the list of one session: a heading with the count of
---- completed tasks, one row per task (○ pending, ◐ in progress, ✓ completed),
---- and a summary row when the list is longer than `max_widget_lines`. It never
---- takes focus and the cursor cannot enter it. It is hidden when nothing is
---- left to show, and repainted after each tool call and each setup().
---- Completed tasks stay visible for the turn in which they were completed and
---- hide once the host marks the next turn (|rpiv_todo.turn_started()|):
---- the codecompanion and avante adapters mark one at each new prompt. What the
---- panel showed is remembered per session, so going back to a chat does not
---- bring its earlier completed tasks back.
-
----@helptext rpiv_todo-panel-session verbatim
---- Which session                                       *rpiv_todo-panel-session*
---- Agent plugins keep one list per chat. While the current window shows a chat
---- of a front end that names its chats (codecompanion's chat buffer, any window
---- of avante's sidebar; others through |rpiv_todo.register_chat()|), the
---- panel (and |:Todos|) shows that chat's list. Anywhere else it shows the
---- session of the most recent tool call. A host may pin one with
---- |rpiv_todo.foreground()|; `foreground(nil)` goes back to following.
-
----@helptext rpiv_todo-surprises-follow verbatim
---- Outside a chat window the panel follows the latest call.
----     In a chat's window the panel shows that chat's list; in any other
----     window, the list of whichever chat's agent called the tool last. Pin
----     one with |rpiv_todo.foreground()|.
 
 return M

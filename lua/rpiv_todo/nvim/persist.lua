@@ -15,6 +15,72 @@
 -- rpiv_todo.nvim.setup calls `apply` for the `persist` option; :Todos file
 -- (rpiv_todo.nvim.commands) calls `file_report`; health.lua calls `health(report)`.
 
+---@helptext rpiv_todo-persist verbatim
+--- With `require("rpiv_todo").setup({ persist = true })` each session's
+--- list is saved after every change to a file under
+--- `stdpath("state")/rpiv_todo/` (Neovim 0.7: `$XDG_STATE_HOME/nvim/rpiv_todo/`,
+--- the same place; a relative $XDG_STATE_HOME is ignored, as the XDG spec says,
+--- and ~/.local/state is used), one file per working directory (the global
+--- one, |:cd|) and session: `%2Fhome%2Fme%2Fproject@default.json` for session
+--- "default" in /home/me/project. A directory or session id too long for a
+--- file name (120 and 64 bytes once escaped) is written as `~` and its
+--- SHA-256, so two sessions never share a file. |:Todos-file| and
+--- |:checkhealth| show the file.
+---
+--- A session's file is fixed when the session is first used: a |:cd| or a
+--- second `setup()` later does not move it (new sessions take the new
+--- directory). A session's list is restored from its file the first time the
+--- session is used in a new Neovim, unless the front end replays the chat's
+--- history for it: replay wins, and the replayed list is saved.
+---
+--- Restarts. At startup the most recently changed list of this directory that
+--- still has unfinished tasks shows in the panel and in |:Todos|; the front
+--- end's next call in that session (the same chat) continues it. Other saved
+--- lists are a |:Todos-sessions| away.
+---
+--- Two editors, or an editor and the MCP server. Both may use the same file.
+--- Every change is one transaction in the core: it takes a lock on a file
+--- beside the list (`.<file>.lock`), reads the list again when another
+--- program wrote it since (a generation number in the file says so, whatever
+--- its size and time), applies the call to that newest list, writes it
+--- atomically, releases the lock, and only then answers. The ids in a reply
+--- are the ids in the file; nothing acknowledged on either side is lost,
+--- undone or renumbered. A lock held by another program for more than 100 ms
+--- (`wait_ms`), or a save that fails, is the call's error ("... nothing was
+--- changed; try again"): the model reads it, a notification says it, and the
+--- list stays as it was. No Lua code runs while the lock is held, and the
+--- system releases it when a process dies. On NFS the lock holds only where
+--- the server runs a lock manager.
+--- Besides, the files are watched (`vim.uv` fs events, polling every 500 ms
+--- where those cannot start): when another program changes a list of this
+--- directory, the list is reloaded (parsed in the core, only when its
+--- generation moved) and the panel follows it within a second, as it follows
+--- the session of a tool call (unless a session is pinned). The poll looks at
+--- the sessions in use here, the shown one and "default" (the MCP server's);
+--- fs events see any list of this directory.
+---
+--- Files that are not what they should be. A missing file is an empty list. A
+--- file whose content is not a list (empty, truncated, not JSON, breaking the
+--- list's rules) is moved aside to `<file>.unreadable-<UTC time>` (`-2`, `-3`
+--- when that name is taken: an earlier one is never replaced), the session
+--- starts empty, and a notification says so. Any other failure (permission,
+--- too many open files, an I/O error, a directory or a pipe at the path, a
+--- file too large to be a list) leaves the file where it is, never written
+--- over: each change is refused in-band until it reads again. A save that
+--- fails (a full disk, a directory that is not writable) is an error reply
+--- and one notification; nothing is claimed that the file does not hold.
+---
+--- Each save is atomic: a temporary file beside the target is written, synced
+--- and renamed over it, so a crash or a kill at any moment leaves the old list
+--- or the new one, whole, never a mix.
+---
+--- The state directory. A session the front end ends
+--- (`require("rpiv_todo").shutdown(id)`) takes its file with it, unless
+--- another program changed it since. Lists not changed for
+--- `persist_max_age_days` (30) days are removed at startup (at most once a
+--- day; the lists of sessions open in this editor stay), and |:Todos-prune|
+--- does it on demand. |:checkhealth| counts the lists and their size.
+
 local M = {}
 local H = {}
 
@@ -357,71 +423,5 @@ function H.health(report)
   local file = require("rpiv_todo.i18n").locale_file()
   report.info(":TodosLanguage saves the UI language to " .. tostring(file))
 end
-
----@helptext rpiv_todo-persist verbatim
---- With `require("rpiv_todo").setup({ persist = true })` each session's
---- list is saved after every change to a file under
---- `stdpath("state")/rpiv_todo/` (Neovim 0.7: `$XDG_STATE_HOME/nvim/rpiv_todo/`,
---- the same place; a relative $XDG_STATE_HOME is ignored, as the XDG spec says,
---- and ~/.local/state is used), one file per working directory (the global
---- one, |:cd|) and session: `%2Fhome%2Fme%2Fproject@default.json` for session
---- "default" in /home/me/project. A directory or session id too long for a
---- file name (120 and 64 bytes once escaped) is written as `~` and its
---- SHA-256, so two sessions never share a file. |:Todos-file| and
---- |:checkhealth| show the file.
----
---- A session's file is fixed when the session is first used: a |:cd| or a
---- second `setup()` later does not move it (new sessions take the new
---- directory). A session's list is restored from its file the first time the
---- session is used in a new Neovim, unless the front end replays the chat's
---- history for it: replay wins, and the replayed list is saved.
----
---- Restarts. At startup the most recently changed list of this directory that
---- still has unfinished tasks shows in the panel and in |:Todos|; the front
---- end's next call in that session (the same chat) continues it. Other saved
---- lists are a |:Todos-sessions| away.
----
---- Two editors, or an editor and the MCP server. Both may use the same file.
---- Every change is one transaction in the core: it takes a lock on a file
---- beside the list (`.<file>.lock`), reads the list again when another
---- program wrote it since (a generation number in the file says so, whatever
---- its size and time), applies the call to that newest list, writes it
---- atomically, releases the lock, and only then answers. The ids in a reply
---- are the ids in the file; nothing acknowledged on either side is lost,
---- undone or renumbered. A lock held by another program for more than 100 ms
---- (`wait_ms`), or a save that fails, is the call's error ("... nothing was
---- changed; try again"): the model reads it, a notification says it, and the
---- list stays as it was. No Lua code runs while the lock is held, and the
---- system releases it when a process dies. On NFS the lock holds only where
---- the server runs a lock manager.
---- Besides, the files are watched (`vim.uv` fs events, polling every 500 ms
---- where those cannot start): when another program changes a list of this
---- directory, the list is reloaded (parsed in the core, only when its
---- generation moved) and the panel follows it within a second, as it follows
---- the session of a tool call (unless a session is pinned). The poll looks at
---- the sessions in use here, the shown one and "default" (the MCP server's);
---- fs events see any list of this directory.
----
---- Files that are not what they should be. A missing file is an empty list. A
---- file whose content is not a list (empty, truncated, not JSON, breaking the
---- list's rules) is moved aside to `<file>.unreadable-<UTC time>` (`-2`, `-3`
---- when that name is taken: an earlier one is never replaced), the session
---- starts empty, and a notification says so. Any other failure (permission,
---- too many open files, an I/O error, a directory or a pipe at the path, a
---- file too large to be a list) leaves the file where it is, never written
---- over: each change is refused in-band until it reads again. A save that
---- fails (a full disk, a directory that is not writable) is an error reply
---- and one notification; nothing is claimed that the file does not hold.
----
---- Each save is atomic: a temporary file beside the target is written, synced
---- and renamed over it, so a crash or a kill at any moment leaves the old list
---- or the new one, whole, never a mix.
----
---- The state directory. A session the front end ends
---- (`require("rpiv_todo").shutdown(id)`) takes its file with it, unless
---- another program changed it since. Lists not changed for
---- `persist_max_age_days` (30) days are removed at startup (at most once a
---- day; the lists of sessions open in this editor stay), and |:Todos-prune|
---- does it on demand. |:checkhealth| counts the lists and their size.
 
 return M

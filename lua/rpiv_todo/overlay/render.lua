@@ -2,6 +2,13 @@
 -- the theme. The module-wide options (`config`, changed by setup through `configure`) live
 -- here so that the stateless render and the live object read the same table.
 
+---@helptext rpiv_todo-surprises-count verbatim
+--- The heading counts the panel's tasks.
+---     `● Todos (2/5)` counts what the panel may show. Completed tasks hide
+---     after the turn they were completed in, so after the next turn the same
+---     list reads `● Todos (0/3)`: two tasks left the panel, none was undone.
+---     |:Todos| always counts the whole list.
+
 local common = require("rpiv_todo.common")
 local keys = require("rpiv_todo.overlay.keys")
 local layout_mod = require("rpiv_todo.overlay.layout")
@@ -323,12 +330,5 @@ function M.render(source, opts)
   opts = opts or {}
   return M.paint(source, opts, opts.hidden)
 end
-
----@helptext rpiv_todo-surprises-count verbatim
---- The heading counts the panel's tasks.
----     `● Todos (2/5)` counts what the panel may show. Completed tasks hide
----     after the turn they were completed in, so after the next turn the same
----     list reads `● Todos (0/3)`: two tasks left the panel, none was undone.
----     |:Todos| always counts the whole list.
 
 return M

@@ -7,6 +7,18 @@
 -- The normal form carries no property descriptions: what each field means is said once,
 -- in the tool's description (tool/init.lua) and guidelines (guidance.lua).
 
+---@helptext rpiv_todo-strict verbatim
+--- Strict mode                                                *rpiv_todo-strict*
+---
+--- `require("rpiv_todo").tool({ strict = true })` is the form OpenAI's strict
+--- mode accepts: every property required, optional ones nullable (null: not
+--- given), `additionalProperties = false`, metadata as JSON text. Its `execute`
+--- converts calls back in the native core (serde_json, as for every JSON
+--- argument) and then runs them like any other call, so both forms accept and
+--- refuse the same input and give the same results: metadata integers past
+--- 2^53 stay exact, a lone surrogate escape (`\ud800`) is refused. Metadata
+--- text that is not a JSON object is answered in-band, the list unchanged.
+
 local M = {}
 local H = {}
 
@@ -283,17 +295,5 @@ end
 function M.parameters_json(strict)
   return M.to_json(strict and M.strict_parameters() or M.parameters())
 end
-
----@helptext rpiv_todo-strict verbatim
---- Strict mode                                                *rpiv_todo-strict*
----
---- `require("rpiv_todo").tool({ strict = true })` is the form OpenAI's strict
---- mode accepts: every property required, optional ones nullable (null: not
---- given), `additionalProperties = false`, metadata as JSON text. Its `execute`
---- converts calls back in the native core (serde_json, as for every JSON
---- argument) and then runs them like any other call, so both forms accept and
---- refuse the same input and give the same results: metadata integers past
---- 2^53 stay exact, a lone surrogate escape (`\ud800`) is refused. Metadata
---- text that is not a JSON object is answered in-band, the list unchanged.
 
 return M

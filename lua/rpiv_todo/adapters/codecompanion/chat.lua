@@ -3,6 +3,45 @@
 -- them), the completed `todo` calls, the tool output, and the hidden messages it adds
 -- (the end-of-turn reminder, the list after a compaction). Plain Lua.
 
+---@helptext rpiv_todo-adapters-codecompanion verbatim
+--- codecompanion.nvim                          *rpiv_todo-adapters-codecompanion*
+--- >
+---     require("codecompanion").setup({
+---       interactions = { chat = { tools = {
+---         todo = {
+---           description = "Keep a task list for multi-step work",
+---           callback = function()
+---             return require("rpiv_todo.adapters.codecompanion").tool()
+---           end,
+---         },
+---         opts = { default_tools = { "todo" } },  -- or @{todo} in a prompt
+---       } } },
+---     })
+--- <
+---     (`strategies` instead of `interactions` in releases before v18.)
+--- A chat has the tool only when it is added: `default_tools` offers it in
+--- every chat; without it, type `@{todo}` in a prompt. A plain prompt sends no
+--- tools otherwise.
+---
+--- Options of `tool()`:
+---   session   function(tools, chat) or an id. codecompanion calls a tool's
+---             `cmds` with its Tools coordinator (`tools.chat` is the chat),
+---             not with the tool.
+---   strict    "auto" (default): the strict-mode schema (|rpiv_todo-strict|)
+---             whenever the chat's adapter forces OpenAI strict mode
+---             (openai_responses, Copilot on /responses), the normal one
+---             otherwise; true: always; false: never.
+---   reminder  true (default): when a turn ends with tasks left in_progress,
+---             `todo.reminder()` is added to the chat as a hidden message.
+---
+--- Each tool message carries only its own call's result (codecompanion hands
+--- the output handlers every result or error of the turn). A chat holds one
+--- reminder at most: the previous one goes when a turn ends. A new prompt marks
+--- a new turn for the panel. Whether the adapter forces strict mode is read
+--- from what it already holds (name, URL, the model's entry); its model list
+--- function is never called, since for openai_compatible it is a blocking
+--- `GET /v1/models`.
+
 local M = {}
 local H = {}
 
@@ -264,44 +303,5 @@ end
 function M.known_session(chat)
   return H.keys[chat]
 end
-
----@helptext rpiv_todo-adapters-codecompanion verbatim
---- codecompanion.nvim                          *rpiv_todo-adapters-codecompanion*
---- >
----     require("codecompanion").setup({
----       interactions = { chat = { tools = {
----         todo = {
----           description = "Keep a task list for multi-step work",
----           callback = function()
----             return require("rpiv_todo.adapters.codecompanion").tool()
----           end,
----         },
----         opts = { default_tools = { "todo" } },  -- or @{todo} in a prompt
----       } } },
----     })
---- <
----     (`strategies` instead of `interactions` in releases before v18.)
---- A chat has the tool only when it is added: `default_tools` offers it in
---- every chat; without it, type `@{todo}` in a prompt. A plain prompt sends no
---- tools otherwise.
----
---- Options of `tool()`:
----   session   function(tools, chat) or an id. codecompanion calls a tool's
----             `cmds` with its Tools coordinator (`tools.chat` is the chat),
----             not with the tool.
----   strict    "auto" (default): the strict-mode schema (|rpiv_todo-strict|)
----             whenever the chat's adapter forces OpenAI strict mode
----             (openai_responses, Copilot on /responses), the normal one
----             otherwise; true: always; false: never.
----   reminder  true (default): when a turn ends with tasks left in_progress,
----             `todo.reminder()` is added to the chat as a hidden message.
----
---- Each tool message carries only its own call's result (codecompanion hands
---- the output handlers every result or error of the turn). A chat holds one
---- reminder at most: the previous one goes when a turn ends. A new prompt marks
---- a new turn for the panel. Whether the adapter forces strict mode is read
---- from what it already holds (name, URL, the model's entry); its model list
---- function is never called, since for openai_compatible it is a blocking
---- `GET /v1/models`.
 
 return M
