@@ -152,14 +152,20 @@ function M.on_user_event(group, patterns, fn)
   return true
 end
 
--- What the editor registered: { options, configure, foreground }, or nil.
+---What the editor adds to the plain layer (plugin/rpiv_todo.lua registers it).
+---@class rpiv_todo.EditorPart
+---@field options fun(): table its options module (their checks and defaults)
+---@field configure fun(opts: table) applies them
+---@field foreground? fun(...): rpiv_todo.Session `rpiv_todo.foreground` with the panel's pin
+
+-- What the editor registered (rpiv_todo.EditorPart), or nil.
 H.editor_part = nil
 
 ---The editor's part of `setup()`, registered by plugin/rpiv_todo.lua when Neovim loads the
 ---plugin: `options()` gives its options module (their checks and defaults), `configure(opts)`
 ---applies them, `foreground(...)` is `rpiv_todo.foreground` with the panel's pin. The plain
 ---modules never require the editor's modules; they ask here.
----@param part { options: fun(): table, configure: fun(opts: table), foreground?: function }
+---@param part rpiv_todo.EditorPart
 function M.register_editor(part)
   H.editor_part = part
 end
@@ -167,7 +173,7 @@ end
 ---The editor's part of `setup()` (see `register_editor`), or nil outside Neovim. A config
 ---that calls setup() before Neovim sourced the plugin file (init.lua runs first for a
 ---start package) has it sourced now.
----@return { options: fun(): table, configure: fun(opts: table), foreground?: function }|nil
+---@return rpiv_todo.EditorPart|nil
 function M.editor_part()
   local v = H.vim()
   if v == nil then
