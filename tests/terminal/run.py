@@ -171,13 +171,20 @@ def cli_bin(cache, pin):
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 
 
+# Where the blocks for the terminal agents are, by default: the README's plugin installs,
+# and the by-hand registrations in docs/agents.md.
+DOCS = [ROOT / "README.md", ROOT / "docs" / "agents.md"]
+
+
 def readme_blocks(path, name):
-    """The fenced blocks tagged readme-test=<name>: a list of (lang, attrs, text)."""
+    """The fenced blocks tagged readme-test=<name>, in `path` (the default README: in it
+    and in docs/agents.md): a list of (lang, attrs, text)."""
     blocks = []
-    for lang, info, text in FENCE.findall(path.read_text()):
-        attrs = dict(kv.split("=", 1) for kv in info.split() if "=" in kv)
-        if attrs.get("readme-test") == name:
-            blocks.append((lang, attrs, text))
+    for doc in DOCS if path == DOCS[0] else [path]:
+        for lang, info, text in FENCE.findall(doc.read_text()):
+            attrs = dict(kv.split("=", 1) for kv in info.split() if "=" in kv)
+            if attrs.get("readme-test") == name:
+                blocks.append((lang, attrs, text))
     return blocks
 
 
