@@ -15,7 +15,8 @@
 #      in under 100 ms and tool calls (tests/install/fresh_spec.lua), in both Neovims;
 #   3. tampered asset, wrong .sha256, truncated download, server down, unloadable asset,
 #      tampered or broken MCP server: each refused, the earlier module and server still
-#      there (tests/install/refuse_spec.lua);
+#      there (tests/install/refuse_spec.lua); then, in the current Neovim, the same
+#      through start(), which does not block (tests/install/async_spec.lua);
 #   4. the real lazy.nvim ($RPIV_DEPS/lazy.nvim) installs the plugin from a file:// remote
 #      with the README's build function and RPIV_TODO_BASE_URL; then the tool works in a
 #      new Neovim (tests/install/lazy_spec.lua); vim.pack with a PackChanged autocommand
@@ -237,6 +238,10 @@ install_steps() {
         if steps_passed "install: a fresh clone without core.so or cargo installs from the local release; a new Neovim makes a tool call ($label)"; then
             step "install: tampered asset, wrong .sha256, truncated download, server down, unloadable asset refused; the earlier module still works ($label)" \
                 install_spec "$nvim" "$clone" refuse_spec.lua
+            if [[ $nvim == "$NVIM_NEW" ]]; then
+                step "install: start() downloads without blocking: a tampered asset refused through on_done, the good release in place ($label)" \
+                    install_spec "$nvim" "$clone" async_spec.lua
+            fi
         else
             skip "install: refused downloads ($label)" "the fresh install failed"
         fi
