@@ -14,7 +14,8 @@
 //!   by its data pointer with the strings held in `Ctx::consts`, which stays on the stack
 //!   (slot `COPY_CONSTS`) for the whole copy, so those strings cannot be collected or
 //!   moved; only short strings (interned in every flavour) are compared this way.
-//! - Array lengths come from counting keys (`id_array_len`), never from `lua_rawlen`.
+//! - Array lengths come from counting keys (`copy_ids`, and `copy` for the tasks), never
+//!   from `lua_rawlen` alone.
 //! - Metadata goes through the reader, whose stack room is reserved first.
 
 use std::ffi::c_int;
@@ -76,10 +77,12 @@ pub fn snapshot_table(
     }
 }
 
-/// Stack slots in `copy`: array metatable, consts, tasks, nextId.
+/// Stack slots in `copy`: array metatable, consts, tasks, nextId, then the eight task
+/// field names in `FIELDS` order (`InternedKeys::new` leaves them there).
 const COPY_CONSTS: c_int = 2;
 const COPY_TASKS: c_int = 3;
 const COPY_NEXT: c_int = 4;
+const COPY_KEYS: c_int = 5;
 
 /// Each copied task's id and `blockedBy` ids, for `task::check_links`.
 #[derive(Default)]
@@ -107,6 +110,7 @@ unsafe fn copy(l: L, links: &mut Links) -> bool {
     if ffi::lua_checkstack(l, 16) == 0 {
         return false;
     }
+    // The eight field names stay on the stack from here (slots `COPY_KEYS..`).
     let Some(interned) = InternedKeys::new(l, COPY_CONSTS) else {
         return false;
     };
@@ -181,8 +185,9 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
             ffi::LUA_TSTRING => interned.which(l, key),
             _ => None,
         };
-        // Strings and the status are the entry's own values: `key, val` becomes
-        // `key, key, val` and is set in one call, leaving the key for `lua_next`.
+        // Strings and the status are the entry's own values: `key, val` is set as it
+        // stands, and the key (the same interned string) pushed again from its slot for
+        // `lua_next`: two calls a field.
         let own = match field {
             Some(Const::Status) => interned.status(l, val).is_some(),
             Some(Const::Subject | Const::Description | Const::ActiveForm | Const::Owner) => {
@@ -190,12 +195,10 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
             }
             _ => false,
         };
-        if own {
-            required = required
-                .saturating_add(matches!(field, Some(Const::Status | Const::Subject)) as i32);
-            ffi::lua_pushvalue(l, key);
-            ffi::lua_insert(l, val);
+        if let (true, Some(f)) = (own, field) {
+            required = required.saturating_add(matches!(f, Const::Status | Const::Subject) as i32);
             ffi::lua_rawset(l, dst);
+            ffi::lua_pushvalue(l, InternedKeys::slot(f));
             continue;
         }
         ffi::lua_pushvalue(l, key);
@@ -254,37 +257,10 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
     true
 }
 
-/// The length of the table at `idx` when it is a non-empty array: its keys exactly
-/// `1..n` (what `copy_ids` and `ids` accept before reading the ids themselves).
-///
-/// # Safety
-///
-/// Only inside an `exec` body, on its state `l`, with every stack index it is
-/// given naming a live slot of the kind its doc says (the rules above).
-unsafe fn id_array_len(l: L, idx: c_int) -> Option<usize> {
-    if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
-        return None;
-    }
-    let n = ffi::lua_rawlen(l, idx);
-    if n == 0 {
-        return None;
-    }
-    let mut count: usize = 0;
-    ffi::lua_pushnil(l);
-    while ffi::lua_next(l, idx) != 0 {
-        count = count.saturating_add(1);
-        let ok = index(l, -2, n).is_some();
-        ffi::lua_settop(l, -2);
-        if !ok {
-            ffi::lua_settop(l, -2);
-            return None;
-        }
-    }
-    (count == n).then_some(n)
-}
-
-/// Push a copy of the non-empty id array at `idx` (keys exactly 1..n, integer ids),
-/// adding the ids to `edges`.
+/// Push a copy of the non-empty id array at `idx` (keys exactly `1..n`, integer ids),
+/// adding the ids to `edges` in array order. One pass of `lua_next`: each key must be an
+/// index in `1..n`, where `n` is the raw length, and there must be `n` of them (keys are
+/// distinct, so that is exactly `1..n`; the length is a border only, never trusted alone).
 ///
 /// # Safety
 ///
@@ -296,9 +272,13 @@ unsafe fn copy_ids(
     edges: &mut Vec<crate::task::Id>,
     budget: &mut Budget,
 ) -> bool {
-    let Some(n) = id_array_len(l, idx) else {
+    if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
         return false;
-    };
+    }
+    let n = ffi::lua_rawlen(l, idx);
+    if n == 0 {
+        return false;
+    }
     // One `blockedBy` table in many tasks is copied once per task: counted as the reader
     // counts a shared table, and past the budget left to the general reading (which
     // refuses it).
@@ -310,19 +290,26 @@ unsafe fn copy_ids(
             return false;
         }
     }
+    let start = edges.len();
+    edges.resize(start.saturating_add(n), 0);
     ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
-    for i in 1..=n {
-        ffi::lua_rawgeti(l, idx, i as _);
-        let id = num(l, -1).and_then(|v| crate::params::id("blockedBy", &v).ok());
-        ffi::lua_settop(l, -2);
-        let Some(id) = id else {
+    let dst = ffi::lua_gettop(l);
+    let (key, val) = (dst.saturating_add(1), dst.saturating_add(2));
+    let mut count: usize = 0;
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, idx) != 0 {
+        count = count.saturating_add(1);
+        let at = index(l, key, n);
+        let id = num(l, val).and_then(|v| crate::params::id("blockedBy", &v).ok());
+        let (Some(at), Some(id)) = (at, id) else {
             return false;
         };
-        edges.push(id);
+        edges[start.saturating_add(at).saturating_sub(1)] = id;
+        ffi::lua_settop(l, key);
         ffi::lua_pushinteger(l, id as _);
-        ffi::lua_rawseti(l, -2, i as _);
+        ffi::lua_rawseti(l, dst, at as _);
     }
-    true
+    count == n
 }
 
 /// The data pointers of the interned task-field and status strings in `Ctx::consts`.
@@ -342,21 +329,31 @@ const FIELDS: [Const; 8] = [
 ];
 
 impl InternedKeys {
+    /// The pointers, leaving the eight field names on the stack at `COPY_KEYS..` (the
+    /// stack's top must be `COPY_KEYS - 1`).
+    ///
     /// # Safety
     ///
     /// Only inside an `exec` body, on its state `l`, with every stack index it is
     /// given naming a live slot of the kind its doc says (the rules above).
     unsafe fn new(l: L, consts: c_int) -> Option<InternedKeys> {
-        if ffi::lua_checkstack(l, 2) == 0 {
+        if ffi::lua_gettop(l) != COPY_KEYS - 1 || ffi::lua_checkstack(l, 14) == 0 {
             return None;
         }
         let mut p = [std::ptr::null(); 12];
         for (i, slot) in p.iter_mut().enumerate() {
             ffi::lua_rawgeti(l, consts, (Const::Id as usize).saturating_add(i) as _);
             *slot = ffi::lua_tolstring(l, -1, std::ptr::null_mut()).cast();
-            ffi::lua_settop(l, -2);
+            if i >= FIELDS.len() {
+                ffi::lua_settop(l, -2);
+            }
         }
         Some(InternedKeys(p))
+    }
+
+    /// The stack slot holding the name of `field` (one of `FIELDS`).
+    fn slot(field: Const) -> c_int {
+        COPY_KEYS.saturating_add((field as c_int).saturating_sub(Const::Id as c_int))
     }
 
     /// Which task field the string at `idx` names (interned: compared by address).
@@ -376,9 +373,9 @@ impl InternedKeys {
     /// Only inside an `exec` body, on its state `l`, with every stack index it is
     /// given naming a live slot of the kind its doc says (the rules above).
     unsafe fn status(&self, l: L, idx: c_int) -> Option<crate::task::Status> {
-        if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
-            return None;
-        }
+        // No type check first: `lua_tolstring` gives null for what is neither a string
+        // nor a number, and a number becomes a new string in its slot (`idx` is a value
+        // slot, never a key `lua_next` goes on from), which is none of these.
         let p: *const u8 = ffi::lua_tolstring(l, idx, std::ptr::null_mut()).cast();
         let i = self.0[8..].iter().position(|&q| q == p)?;
         Some(crate::task::Status::ALL[i])
