@@ -39,7 +39,7 @@
 #   6b'. several programs on one persisted list (tests/shared/writers.py): forced
 #      interleavings, odd states, SIGKILL, two MCP servers, the server and a Neovim, two Neovims
 #   6c. the README's blocks for the terminal agents (tests/terminal/run.py): Claude Code,
-#      Codex CLI and Gemini CLI, pinned, run headless against a scripted model on 127.0.0.1
+#      Codex CLI, Gemini CLI and Qwen Code, pinned, run headless against a scripted model on 127.0.0.1
 #      (in a network namespace of their own when unshare allows), the server started by
 #      npx -y from a local registry (npm tarballs packed from the built server) and by
 #      scripts/mcp.sh: the tool offered, each reply text as the model sees it, the list in
@@ -472,9 +472,9 @@ shared_tests() {
     fi
 }
 
-# terminal_tests: the README's blocks for Claude Code, Codex CLI and Gemini CLI run as
-# written against the real agents (tests/terminal/pins.txt, installed by setup-dev.sh)
-# and a scripted model on 127.0.0.1 (tests/terminal/run.py): through npx -y rpiv-todo-mcp
+# terminal_tests: the README's blocks for Claude Code, Codex CLI, Gemini CLI and Qwen Code
+# run as written against the real agents (tests/terminal/pins.txt, installed by
+# setup-dev.sh) and a scripted model on 127.0.0.1 (tests/terminal/run.py): through npx -y rpiv-todo-mcp
 # from a local registry serving the npm tarballs packed from the built server, and through
 # scripts/mcp.sh; then Claude Code and Codex on one list at once.
 # agent_case LABEL DIR COMMAND ARGS...: tests/terminal/run.py ARGS for an agent installed in

@@ -1,10 +1,11 @@
 """tests/terminal/model_server.py: a scripted model on 127.0.0.1 for the terminal agents.
 
-One HTTP server speaks the three APIs the agents use, each streaming the way the real
+One HTTP server speaks the four APIs the agents use, each streaming the way the real
 service does:
 
   POST /v1/messages                                   Anthropic Messages (SSE or JSON)
   POST /v1/responses                                  OpenAI Responses (SSE)
+  POST /v1/chat/completions                           OpenAI Chat Completions (SSE or JSON)
   POST /v1beta/models/M:streamGenerateContent         Gemini (SSE with alt=sse, else a
   POST /v1beta/models/M:generateContent               JSON array / one JSON object)
 
@@ -33,12 +34,14 @@ SIDE_TEXT = "OK"
 
 
 def api_of(path):
-    """Which API a request path belongs to: anthropic, openai, gemini or None."""
+    """Which API a request path belongs to: anthropic, openai, chat, gemini or None."""
     path = urlsplit(path).path
     if path.endswith("/messages"):
         return "anthropic"
     if path.endswith("/responses"):
         return "openai"
+    if path.endswith("/chat/completions"):
+        return "chat"
     if ":generateContent" in path or ":streamGenerateContent" in path:
         return "gemini"
     return None
@@ -75,6 +78,11 @@ def offered_tools(api, body):
         for item in body.get("input") or []:
             if item.get("type") in ("tool_search_output", "additional_tools"):
                 walk(item.get("tools"), "")
+    elif api == "chat":
+        for tool in body.get("tools") or []:
+            function = tool.get("function") or {}
+            if "name" in function:
+                tools.append((function["name"], function.get("parameters")))
     elif api == "gemini":
         for group in body.get("tools") or []:
             for decl in group.get("functionDeclarations") or []:
@@ -142,6 +150,21 @@ def todo_exchanges(api, body, name):
                 call = calls[item["call_id"]]
                 call["raw"] = item.get("output")
                 call["result"] = _openai_text(item.get("output"))
+    elif api == "chat":
+        for message in body.get("messages") or []:
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                if function.get("name") == name:
+                    try:
+                        args = json.loads(function.get("arguments") or "null")
+                    except ValueError:
+                        args = function.get("arguments")
+                    calls[call["id"]] = {"args": args, "result": None}
+                    order.append(call["id"])
+            if message.get("role") == "tool" and message.get("tool_call_id") in calls:
+                call = calls[message["tool_call_id"]]
+                call["raw"] = message.get("content")
+                call["result"] = _openai_text(message.get("content"))
     elif api == "gemini":
         pending = []
         for content in body.get("contents") or []:
@@ -484,6 +507,38 @@ class Handler(BaseHTTPRequestHandler):
         done = dict(response, status="completed", output=[item], usage=usage)
         completed = {"type": "response.completed", "sequence_number": 4, "response": done}
         events.append(_sse("response.completed", completed))
+        self._stream(events)
+
+    # OpenAI Chat Completions -----------------------------------------------------------
+
+    def _answer_chat(self, body, name, what):
+        n = self.model.next_id()
+        cid = f"chatcmpl_{n:04d}"
+        model = body.get("model", "scripted")
+        if name:
+            call = {"index": 0, "id": f"call_{n:04d}", "type": "function"}
+            call["function"] = {"name": name, "arguments": json.dumps(what)}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        else:
+            message = {"role": "assistant", "content": what}
+            finish = "stop"
+        tokens = self.model.big_first if n == 1 and self.model.big_first else 100
+        usage = {"prompt_tokens": tokens, "completion_tokens": 10, "total_tokens": tokens + 10}
+        head = {"id": cid, "created": 1_800_000_000, "model": model}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            return self._json(200, dict(head, object="chat.completion", choices=[choice], usage=usage))
+
+        def chunk(delta, finish_reason=None, **extra):
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+            return _sse(None, dict(head, object="chat.completion.chunk", choices=[choice], **extra))
+
+        events = [chunk(dict(message, content="" if name else what))]
+        events.append(chunk({}, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append(_sse(None, dict(head, object="chat.completion.chunk", choices=[], usage=usage)))
+        events.append(b"data: [DONE]\n\n")
         self._stream(events)
 
     # Gemini ----------------------------------------------------------------------------

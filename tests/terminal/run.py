@@ -1,16 +1,16 @@
-"""tests/terminal/run.py: the README's blocks for Claude Code, Codex CLI and Gemini CLI, run
-as written against the real agents (pinned in tests/terminal/pins.txt, installed from npm
-by scripts/test.sh into a cache folder) and a scripted model on 127.0.0.1
-(tests/terminal/model_server.py).
+"""tests/terminal/run.py: the README's blocks for Claude Code, Codex CLI, Gemini CLI and Qwen
+Code (README.md and docs/agents.md), run as written against the real agents (pinned in
+tests/terminal/pins.txt, installed from npm by scripts/test.sh into a cache folder) and a
+scripted model on 127.0.0.1 (tests/terminal/model_server.py).
 
     python3 tests/terminal/run.py CASE [options]
 
-CASE is claude, codex or gemini (one agent), pair (Claude Code and Codex on one list
+CASE is claude, codex, gemini or qwen (one agent), pair (Claude Code and Codex on one list
 at once), or claude-plugin / codex-plugin / gemini-plugin (an agent's plugin: tests/terminal/plugin_cases.py
-says what each checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p) with HOME
-in a temporary folder, a dummy key and its base-URL setting pointing at the scripted
-model; the machine's network is not used (the whole run is in a network namespace of its
-own when `unshare` allows, with only loopback up).
+says what each checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p,
+qwen PROMPT) with HOME in a temporary folder, a dummy key and its base-URL setting pointing
+at the scripted model; the machine's network is not used (the whole run is in a network
+namespace of its own when `unshare` allows, with only loopback up).
 
 One agent's case:
   - its README blocks (fenced blocks tagged readme-test=<case>) are run (sh) or written
@@ -244,6 +244,7 @@ BUILTIN = {
     "claude": ["TodoWrite", "TaskCreate", "TaskUpdate", "TaskGet", "TaskList"],
     "codex": ["update_plan"],
     "gemini": ["write_todos"],
+    "qwen": ["todo_write"],
 }
 
 
@@ -287,6 +288,17 @@ def agent_env(base_env, name, url):
         env.update(GEMINI_API_KEY="scripted", GOOGLE_GEMINI_BASE_URL=url)
         # A Gemini 2 model: the family Gemini CLI offers write_todos to.
         args += ["--skip-trust", "-m", "gemini-2.5-flash"]
+    elif name == "qwen":
+        # The OpenAI-compatible auth type (Chat Completions) with its three variables, and
+        # no usage statistics, beside what the README's block wrote.
+        settings = Path(env["HOME"], ".qwen", "settings.json")
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        current = json.loads(settings.read_text()) if settings.exists() else {}
+        current.setdefault("privacy", {})["usageStatisticsEnabled"] = False
+        current.setdefault("general", {})["enableAutoUpdate"] = False
+        settings.write_text(json.dumps(current, indent=2))
+        env.update(OPENAI_API_KEY="scripted", OPENAI_BASE_URL=f"{url}/v1", OPENAI_MODEL="qwen3-coder-plus")
+        args += ["--auth-type", "openai"]
     return env, args
 
 
@@ -295,6 +307,9 @@ def agent_command(name, args, prompt, extra=()):
         return ["claude", *args, *extra, "-p", prompt]
     if name == "codex":
         return ["codex", "exec", "--skip-git-repo-check", *args, *extra, prompt]
+    if name == "qwen":
+        # The prompt as the positional argument: one-shot (-p is deprecated in 0.24).
+        return ["qwen", *args, *extra, prompt]
     return ["gemini", *args, *extra, "-p", prompt]
 
 
@@ -389,6 +404,22 @@ def shown_text(name, exchange, rejected):
             return None, text
         m = re.fullmatch(r"<untrusted_context>\n(.*)\n</untrusted_context>", text, re.S)
         return (m.group(1) if m else text), text
+    if name == "qwen" and rejected:
+        # Qwen Code wraps a rejected call as Gemini CLI does, with the MCP result both
+        # under `error` and beside it.
+        m = GEMINI_ERROR.fullmatch(text)
+        try:
+            response = json.loads(m.group(1))[0]["functionResponse"]["response"]
+        except (AttributeError, ValueError, KeyError, IndexError, TypeError):
+            return None, text
+        if not isinstance(response, dict) or set(response) != {"error", "content"}:
+            return None, text
+        if response["error"] != {"content": response["content"], "isError": True}:
+            return None, text
+        parts = response["content"]
+        if len(parts) == 1 and parts[0].get("type") == "text":
+            return parts[0]["text"], text
+        return None, text
     return text, text
 
 
@@ -608,11 +639,19 @@ def one_agent(name, pin, bindir, blocks, args, scratch, server_command, registry
     env = base_env(home, bindir)
     check_version(name, pin, bindir, blocks, env)
     extra = {"codex": ["-c", "tools.update_plan.enabled=true"], "gemini": ["--approval-mode", "yolo"]}.get(name, [])
+    if name == "qwen":
+        # Qwen Code 0.24's todo_write is off unless this setting turns it on.
+        Path(home, ".qwen").mkdir()
+        Path(home, ".qwen", "settings.json").write_text(json.dumps({"tools": {"todoWrite": {"enabled": True}}}))
     proc, model, server = start_agent(name, [], env, project, extra)
     rc, out, err = finish_agent(proc, server)
     offered = all_offered(model)
     builtin = [b for b in BUILTIN[name] if b in offered]
-    how = {"codex": " (with tools.update_plan.enabled = true)", "gemini": " (in yolo mode)"}.get(name, "")
+    how = {
+        "codex": " (with tools.update_plan.enabled = true)",
+        "gemini": " (in yolo mode)",
+        "qwen": " (with tools.todoWrite.enabled = true)",
+    }.get(name, "")
     what = f"{name}: without the README's setting{how} its own todo tool is offered"
     check(rc == 0 and builtin, what, (rc, err[-500:], sorted(offered)))
 
@@ -744,7 +783,8 @@ def offline(argv):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("case", choices=["claude", "codex", "gemini", "pair", "claude-plugin", "codex-plugin", "gemini-plugin"])
+    cases = ["claude", "codex", "gemini", "qwen", "pair", "claude-plugin", "codex-plugin", "gemini-plugin"]
+    parser.add_argument("case", choices=cases)
     parser.add_argument("--server", choices=["npx", "script", "binary"])
     parser.add_argument("--npm-dir")
     parser.add_argument("--clis")
