@@ -17,6 +17,8 @@
 #   scripts/bench.sh --front-end                  (those rows only)
 #   scripts/bench.sh --instructions               (bench.lua's rows in instructions, callgrind;
 #                                                  with RPIV_BENCH_BASE, against that revision)
+#   scripts/bench.sh --floor [runs]               (the replayed snapshot's copy under LuaJIT beside
+#                                                  the least the C API can do: bench/floor/)
 #   scripts/bench.sh --tokens                     (the tool's text, replies and re-injected text
 #                                                  in tokens, before and after; token_counts below)
 #   scripts/bench.sh --hooks [runs]               (the terminal agents' hooks, ms a run: bench/hook.py)
@@ -60,6 +62,25 @@ front_end_rows() {
     rm -f "$out"
     [[ -n $base_dir ]] && rm -rf "$base_dir"
     return 0
+}
+
+# The copy of a replayed snapshot under LuaJIT beside bench/floor/floor.c, built with cc
+# against the LuaJIT headers the vendored build left in target/ (mlua-sys's luajit-build).
+floor_rows() {
+    local runs=$1 dir="$ROOT/target/lua-luajit" headers out anchor=${RPIV_ANCHOR:-$ROOT/../shared/bench/anchor}
+    [[ -f $anchor/todo.lua ]] || { echo "no anchor todo.lua in $anchor (set RPIV_ANCHOR)" >&2; return 1; }
+    scripts/build-module.sh luajit "$dir/rpiv_todo/core.so" >/dev/null
+    headers=$(find "$ROOT/target" -path '*mlua-sys-*/out/luajit-build/src/lua.h' -print -quit)
+    if [[ -z $headers ]]; then
+        cargo test --manifest-path "$ROOT/Cargo.toml" --no-default-features --features luajit,vendored --no-run >/dev/null 2>&1
+        headers=$(find "$ROOT/target" -path '*mlua-sys-*/out/luajit-build/src/lua.h' -print -quit)
+    fi
+    [[ -n $headers ]] || { echo "no LuaJIT headers under target/ (a vendored luajit build leaves them)" >&2; return 1; }
+    out=$(mktemp -d)
+    cc -O2 -shared -fPIC -I"$(dirname "$headers")" "$ROOT/bench/floor/floor.c" -o "$out/floor.so"
+    luajit -e "package.cpath='$out/?.so;$dir/?.so;'..package.cpath; package.path='$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;'..package.path" \
+        "$ROOT/bench/floor/floor.lua" "$ROOT/bench/workloads" "$anchor" "$runs"
+    rm -rf "$out"
 }
 
 nvim_version() {
@@ -200,6 +221,10 @@ if [[ ${1:-} == --hooks ]]; then
 fi
 if [[ ${1:-} == --instructions ]]; then
     instructions_all
+    exit 0
+fi
+if [[ ${1:-} == --floor ]]; then
+    floor_rows "${2:-15}"
     exit 0
 fi
 if [[ ${1:-} == --front-end ]]; then
