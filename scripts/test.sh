@@ -39,9 +39,9 @@
 #   6b'. several programs on one persisted list (tests/shared/writers.py): forced
 #      interleavings, odd states, SIGKILL, two MCP servers, the server and a Neovim, two Neovims
 #   6c. the README's blocks for the terminal agents (tests/terminal/run.py): Claude Code,
-#      Codex CLI, Gemini CLI and Qwen Code, pinned, run headless against a scripted model on 127.0.0.1
-#      (in a network namespace of their own when unshare allows), the server started by
-#      npx -y from a local registry (npm tarballs packed from the built server) and by
+#      Codex CLI, Gemini CLI and Qwen Code, pinned, run headless against a scripted model on
+#      127.0.0.1 (in a network namespace of their own when unshare allows), the server
+#      started by npx -y from a local registry (npm tarballs packed from the built server) and by
 #      scripts/mcp.sh: the tool offered, each reply text as the model sees it, the list in
 #      Neovim, the agent's own todo tool off; then Claude Code and Codex on one list
 #   7. the example host (examples/host, the package scripts/run.sh runs): its CLI tests
@@ -474,9 +474,9 @@ shared_tests() {
 
 # terminal_tests: the README's blocks for Claude Code, Codex CLI, Gemini CLI and Qwen Code
 # run as written against the real agents (tests/terminal/pins.txt, installed by
-# setup-dev.sh) and a scripted model on 127.0.0.1 (tests/terminal/run.py): through npx -y rpiv-todo-mcp
-# from a local registry serving the npm tarballs packed from the built server, and through
-# scripts/mcp.sh; then Claude Code and Codex on one list at once.
+# setup-dev.sh) and a scripted model on 127.0.0.1 (tests/terminal/run.py): through
+# npx -y rpiv-todo-mcp from a local registry serving the npm tarballs packed from the built
+# server, and through scripts/mcp.sh; then Claude Code and Codex on one list at once.
 # agent_case LABEL DIR COMMAND ARGS...: tests/terminal/run.py ARGS for an agent installed in
 # DIR (run is terminal_tests' command), or why it cannot run. The step reads no stdin
 # (</dev/null): an agent that does would eat the pins terminal_tests reads, and the agents
@@ -511,7 +511,7 @@ terminal_tests() {
         done
         # The agent's plugin or extension (tests/terminal/plugin_cases.py), installed as the
         # README says, with the first server form.
-        if [[ $name == claude || $name == codex || $name == gemini ]]; then
+        if [[ $name == claude || $name == codex || $name == gemini || $name == qwen ]]; then
             agent_case "tests/terminal/run.py $name-plugin ($package $version, ${servers[0]})" "$dir" \
                 "$command" "$name-plugin" --server "${servers[0]}" --npm-dir "$npm_dir"
         fi

@@ -19,12 +19,19 @@ is replaced by that command. Then, against the scripted model, one session:
   4. `/clear`, then a prompt: the prompt's request carries the list once;
   5. the model completes #2 and #3; `/clear`, then a prompt: no request carries the
      list or a reminder.
+
+qwen-plugin: docs/agents.md's blocks (the server registered by hand, then `qwen extensions
+install rpiv-todo/rpiv_todo:rpiv-todo`, the marketplace always a copy), then the same five
+steps with `/compress` for `/compact` (a prompt before it, the prompts sent one at a time
+over stream-json), and before step 5 a resume with the list unchanged: no list (the gap
+docs/agents.md names). codex-plugin and gemini-plugin: see their functions.
 """
 
 import json
 import re
 import shutil
 import subprocess
+import threading
 import uuid
 from pathlib import Path
 
@@ -58,18 +65,20 @@ REMINDER = (
 )
 
 
-def marketplace_copy(R, scratch, server_command):
+def marketplace_copy(R, scratch, server_command, always=False):
     """The marketplace the test installs: this checkout, or a copy of its marketplace files
-    with `npx -y rpiv-todo-mcp` replaced by `server_command`."""
-    if not server_command:
+    with `npx -y rpiv-todo-mcp` replaced by `server_command` (a copy `always`: Qwen Code
+    writes a folder of its own into the marketplace it installs from)."""
+    if not server_command and not always:
         return R.ROOT
     copy = Path(scratch, "marketplace")
     shutil.copytree(R.ROOT / ".claude-plugin", copy / ".claude-plugin")
     shutil.copytree(R.ROOT / "plugins", copy / "plugins")
     for f in copy.rglob("*.json"):
         text = f.read_text()
-        text = R.NPX_FORMS["json"].sub(lambda _: R.server_form("json", server_command), text)
-        text = R.NPX_FORMS["sh"].sub(lambda _: server_command, text)
+        if server_command:
+            text = R.NPX_FORMS["json"].sub(lambda _: R.server_form("json", server_command), text)
+            text = R.NPX_FORMS["sh"].sub(lambda _: server_command, text)
         f.write_text(text)
     return copy
 
@@ -167,8 +176,11 @@ def run_case(case, R, args, cache, scratch):
             env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
             R.agent_env(env, "gemini", "http://127.0.0.1:9")  # its first-start settings
             Path(home, ".local", "share").mkdir(parents=True)  # what git clone would make
-        install(R, case, blocks, home, project, env, marketplace_copy(R, scratch, server_command))
-        {"claude": claude_plugin, "codex": codex_plugin, "gemini": gemini_plugin}[agent](
+        market = marketplace_copy(R, scratch, server_command, always=agent == "qwen")
+        # Qwen Code's block registers the server by hand: its npx command replaced as run.py does.
+        install(R, case, blocks, home, project, env, market, server_command if agent == "qwen" else None)
+        plugins = {"claude": claude_plugin, "codex": codex_plugin, "gemini": gemini_plugin, "qwen": qwen_plugin}
+        plugins[agent](
             R, args, scratch, home, project, env, registry
         )
     finally:
@@ -177,17 +189,19 @@ def run_case(case, R, args, cache, scratch):
     return 0
 
 
-def install(R, case, blocks, home, project, env, market):
-    """The README's blocks, with the GitHub marketplace replaced by `market`."""
+def install(R, case, blocks, home, project, env, market, server_command=None):
+    """The README's blocks, with the GitHub marketplace replaced by `market` (and with
+    `server_command`, the npx command by it)."""
     replaced, errors = [], []
     for lang, attrs, text in blocks:
         if lang == "sh":
             if MARKETPLACE not in text:
                 errors.append(f"no `{MARKETPLACE}` in {text!r}")
             text = text.replace(f"marketplace add {MARKETPLACE}", f"marketplace add {market}")
+            text = text.replace(f"extensions install {MARKETPLACE}:", f"extensions install {market}:")
             text = text.replace(f"git clone --depth 1 https://github.com/{MARKETPLACE}", f"cp -R {market}")
         replaced.append((lang, attrs, text))
-    errors += R.apply_blocks(replaced, home, project, env, None)
+    errors += R.apply_blocks(replaced, home, project, env, server_command)
     R.check(not errors, f"{case}: the README's blocks ran (marketplace add, plugin install)", errors)
 
 
@@ -447,3 +461,147 @@ def gemini_plugin(R, args, scratch, home, project, env, registry):
     rc, out, err, model = run_gemini(R, env, project, Sequence([]), "Next step.")
     bodies = [body_text(r) for r in model_requests(model)]
     R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 3: with no open task no request carries the list")
+
+
+# Qwen Code's request for a compaction summary ends with this; a summary without a
+# <state_snapshot> is dropped as truncated.
+COMPRESS_ASK = "Then, produce the <state_snapshot> XML."
+SUMMARY = "<analysis>The user plans the parser work.</analysis>\n<state_snapshot>The parser work is planned.</state_snapshot>"
+
+
+class Summarizing(Sequence):
+    """Sequence, answering Qwen Code's compaction request with a summary."""
+
+    def decide(self, api, body):
+        if last_user_text({"body": body}).endswith(COMPRESS_ASK):
+            return None, SUMMARY
+        return super().decide(api, body)
+
+
+def run_qwen(R, env, project, model, prompt_args, stdin_messages=None):
+    """One `qwen` against `model` (a list of calls for a new one): (exit code, stdout,
+    stderr, model). With `stdin_messages`, they are the session's prompts (stream-json),
+    each sent once the one before has its result: given at once, Qwen Code runs a slash
+    command after the prompt that follows it."""
+    if isinstance(model, list):
+        model = ms.ScriptedModel(model)
+    server = ms.ModelServer(model)
+    e, args = R.agent_env(env, "qwen", server.url)
+    command = ["qwen", *args, *prompt_args]
+    if stdin_messages is None:
+        try:
+            proc = subprocess.run(
+                command, cwd=project, env=e, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                timeout=R.RUN_TIMEOUT,
+            )
+            rc, out, err = proc.returncode, proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as x:
+            rc, out, err = -9, str(x.stdout or ""), f"(killed after {R.RUN_TIMEOUT}s)"
+    else:
+        command += ["--input-format", "stream-json", "--output-format", "stream-json"]
+        proc = subprocess.Popen(
+            command, cwd=project, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )
+        timer = threading.Timer(R.RUN_TIMEOUT, proc.kill)
+        timer.start()
+        lines = []
+        try:
+            for message in stdin_messages:
+                proc.stdin.write(json.dumps({"type": "user", "message": {"role": "user", "content": message}}) + "\n")
+                proc.stdin.flush()
+                for line in proc.stdout:
+                    lines.append(line)
+                    if line.startswith('{"type":"result"'):
+                        break
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        out = "".join(lines) + proc.stdout.read()
+        err = proc.stderr.read()
+        rc = proc.wait()
+        timer.cancel()
+    server.close()
+    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
+        json.dumps(model.requests, indent=1, ensure_ascii=False)
+    )
+    return rc, out, err, model
+
+
+def qwen_plugin(R, args, scratch, home, project, env, registry):
+    name = "qwen-plugin"
+    extension = Path(home, ".qwen", "extensions", "rpiv-todo")
+    manifest = json.loads(Path(extension, "qwen-extension.json").read_text()) if extension.is_dir() else {}
+    R.eq(manifest.get("name"), "rpiv-todo", f"{name}: the plugin is installed as the extension rpiv-todo")
+    R.check(Path(extension, "hooks", "hooks.json").exists(), f"{name}: with its hooks")
+
+    session = str(uuid.uuid4())
+    # 1. A new session: the seven calls.
+    rc, out, err, model = run_qwen(R, env, project, R.CALLS, ["--session-id", session, R.PROMPT])
+    R.check_npx(name, registry)
+    R.check_run(name, model, rc, out, err)
+    R.check_saved(name, env, project, args.nvim, scratch)
+    offered = R.all_offered(model)
+    R.eq([b for b in R.BUILTIN["qwen"] if b in offered], [], f"{name}: Qwen Code's own todo_write is not offered")
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
+    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+
+    # 2. Resumed: #2 set in progress; the list once at the start, the reminder once at the end.
+    more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
+    rc, out, err, model = run_qwen(R, env, project, more, ["--resume", session, "Go on."])
+    R.eq(rc, 0, f"{name}: 2: the resumed session exited 0")
+    reqs = model_requests(model)
+    bodies = [body_text(r) for r in reqs]
+    R.eq(bodies[0].count(RESUMED_LIST) if bodies else None, 1, f"{name}: 2: after the resume the first request carries the open list once")
+    R.eq(max((b.count(LIST_HEAD) for b in bodies), default=0), 1, f"{name}: 2: no request carries it twice")
+    reminded = [b.count(REMINDER) for b in bodies]
+    R.eq([n for n in reminded if n], [1], f"{name}: 2: the turn's end is blocked once: one request carries the reminder, once")
+    R.eq(last_user_text(reqs[-1]) if reqs else None, REMINDER, f"{name}: 2: as the last request's last message")
+    R.check(ms.FINAL_TEXT in out, f"{name}: 2: the turn then ended", out[-300:])
+
+    # 3. Resumed: a prompt, `/compress`, then a prompt: that one's request carries the list once.
+    steps = ["Next step.", "/compress", "After the compaction."]
+    rc, out, err, model = run_qwen(R, env, project, Summarizing([]), ["--resume", session], steps)
+    R.eq(rc, 0, f"{name}: 3: a prompt, /compress and a prompt exited 0")
+    R.check("Context compressed" in out, f"{name}: 3: Qwen Code compressed the history", out[-500:])
+    after = [r for r in model_requests(model) if "After the compaction." in last_user_text(r)]
+    if R.check(after, f"{name}: 3: the prompt after /compress reached the model", len(model.requests)):
+        R.eq(body_text(after[0]).count(LIST_HEAD), 1, f"{name}: 3: after /compress the prompt's request carries the list once")
+        R.check(OPEN_LIST in body_text(after[0]), f"{name}: 3: in the compact form")
+
+    # 4. /clear, then a prompt.
+    rc, out, err, model = run_qwen(R, env, project, Summarizing([]), ["--resume", session], ["/clear", "Next step."])
+    R.eq(rc, 0, f"{name}: 4: /clear and a prompt exited 0")
+    after = [r for r in model_requests(model) if "Next step." in last_user_text(r)]
+    if R.check(after, f"{name}: 4: the prompt after /clear reached the model", len(model.requests)):
+        R.eq(body_text(after[0]).count(LIST_HEAD), 1, f"{name}: 4: after /clear the prompt's request carries the list once")
+        R.check(OPEN_LIST in body_text(after[0]), f"{name}: 4: in the compact form")
+
+    # The gap docs/agents.md names: a resume with the list unchanged puts nothing in, and
+    # Qwen Code's session file holds no earlier copy (the hook's context is kept in memory).
+    rc, out, err, model = run_qwen(R, env, project, [], ["--resume", session, "Next step."])
+    R.eq(rc, 0, f"{name}: 4: resumed again, exited 0")
+    reqs = model_requests(model)
+    R.eq(body_text(reqs[0]).count(LIST_HEAD) if reqs else None, 0, f"{name}: 4: resumed with the list unchanged, the first request carries no list (the documented gap)")
+    chats = sorted(Path(home, ".qwen", "projects").glob(f"*/chats/{session}.jsonl"))
+    R.check(chats, f"{name}: 4: Qwen Code's session file is there", chats)
+    R.eq(sum(f.read_text().count(LIST_HEAD) for f in chats), 0, f"{name}: 4: and holds no copy of the list")
+
+    # 5. Every task done: nothing after /clear.
+    finish = [{"action": "update", "id": 2, "status": "completed"}, {"action": "update", "id": 3, "status": "completed"}]
+    rc, out, err, model = run_qwen(R, env, project, Sequence(finish), ["--resume", session, "Finish the list."])
+    R.eq(rc, 0, f"{name}: 5: the turn that completes #2 and #3 exited 0")
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(sum(b.count(REMINDER) for b in bodies), 0, f"{name}: 5: its end is not blocked (no reminder)")
+    saved = next(iter(Path(home, ".local", "state", "nvim", "rpiv_todo").glob("*.json")), None)
+    tasks = json.loads(saved.read_text())["tasks"] if saved else []
+    R.eq([t["status"] for t in tasks], ["completed"] * 3, f"{name}: 5: every task completed")
+    rc, out, err, model = run_qwen(R, env, project, Summarizing([]), ["--resume", session], ["/clear", "Next step."])
+    R.eq(rc, 0, f"{name}: 5: /clear and a prompt exited 0")
+    after = [r for r in model_requests(model) if "Next step." in last_user_text(r)]
+    if R.check(after, f"{name}: 5: the prompt after /clear reached the model", len(model.requests)):
+        R.eq(body_text(after[0]).count(LIST_HEAD), 0, f"{name}: 5: with no open task the request carries no list")
+    R.eq(sum(body_text(r).count("Reminder from the todo tool") for r in model_requests(model)), 0, f"{name}: 5: and no reminder")
+    if re.search(r"rpiv_todo_mcp hook[^\n]*(error|panicked)", err):
+        R.check(False, f"{name}: the hooks wrote no error", err[-500:])

@@ -6,11 +6,12 @@ scripted model on 127.0.0.1 (tests/terminal/model_server.py).
     python3 tests/terminal/run.py CASE [options]
 
 CASE is claude, codex, gemini or qwen (one agent), pair (Claude Code and Codex on one list
-at once), or claude-plugin / codex-plugin / gemini-plugin (an agent's plugin: tests/terminal/plugin_cases.py
-says what each checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p,
-qwen PROMPT) with HOME in a temporary folder, a dummy key and its base-URL setting pointing
-at the scripted model; the machine's network is not used (the whole run is in a network
-namespace of its own when `unshare` allows, with only loopback up).
+at once), or claude-plugin / codex-plugin / gemini-plugin / qwen-plugin (an agent's plugin:
+tests/terminal/plugin_cases.py says what each checks). Each agent runs non-interactively
+(claude -p, codex exec, gemini -p, qwen PROMPT) with HOME in a temporary folder, a dummy
+key and its base-URL setting pointing at the scripted model; the machine's network is not
+used (the whole run is in a network namespace of its own when `unshare` allows, with only
+loopback up).
 
 One agent's case:
   - its README blocks (fenced blocks tagged readme-test=<case>) are run (sh) or written
@@ -783,7 +784,7 @@ def offline(argv):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    cases = ["claude", "codex", "gemini", "qwen", "pair", "claude-plugin", "codex-plugin", "gemini-plugin"]
+    cases = ["claude", "codex", "gemini", "qwen", "pair", "claude-plugin", "codex-plugin", "gemini-plugin", "qwen-plugin"]
     parser.add_argument("case", choices=cases)
     parser.add_argument("--server", choices=["npx", "script", "binary"])
     parser.add_argument("--npm-dir")
