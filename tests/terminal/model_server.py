@@ -279,6 +279,11 @@ class ScriptedModel:
             self.counter += 1
             return self.counter
 
+    def prompt_tokens(self, n, call):
+        """The input tokens answer `n` reports (`call`: the tool it calls, or None):
+        `big_first` for the first answer when set, else 100."""
+        return self.big_first if n == 1 and self.big_first else 100
+
     def decide(self, api, body):
         """(tool name, arguments) of the next call, or (None, text)."""
         tool = todo_tool(api, body) if isinstance(body, dict) else None
@@ -468,7 +473,7 @@ class Handler(BaseHTTPRequestHandler):
                 "status": "completed",
                 "content": [{"type": "output_text", "text": what, "annotations": []}],
             }
-        tokens = self.model.big_first if n == 1 and self.model.big_first else 100
+        tokens = self.model.prompt_tokens(n, name)
         usage = {
             "input_tokens": tokens,
             "input_tokens_details": {"cached_tokens": 0},
@@ -523,7 +528,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             message = {"role": "assistant", "content": what}
             finish = "stop"
-        tokens = self.model.big_first if n == 1 and self.model.big_first else 100
+        tokens = self.model.prompt_tokens(n, name)
         usage = {"prompt_tokens": tokens, "completion_tokens": 10, "total_tokens": tokens + 10}
         head = {"id": cid, "created": 1_800_000_000, "model": model}
         if not body.get("stream"):

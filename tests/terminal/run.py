@@ -1,17 +1,17 @@
-"""tests/terminal/run.py: the README's blocks for Claude Code, Codex CLI, Gemini CLI and Qwen
-Code (README.md and docs/agents.md), run as written against the real agents (pinned in
+"""tests/terminal/run.py: the README's blocks for Claude Code, Codex CLI, Gemini CLI, Qwen
+Code and opencode (README.md and docs/agents.md), run as written against the real agents (pinned in
 tests/terminal/pins.txt, installed from npm by scripts/test.sh into a cache folder) and a
 scripted model on 127.0.0.1 (tests/terminal/model_server.py).
 
     python3 tests/terminal/run.py CASE [options]
 
-CASE is claude, codex, gemini or qwen (one agent), pair (Claude Code and Codex on one list
-at once), or claude-plugin / codex-plugin / gemini-plugin / qwen-plugin (an agent's plugin:
-tests/terminal/plugin_cases.py says what each checks). Each agent runs non-interactively
-(claude -p, codex exec, gemini -p, qwen PROMPT) with HOME in a temporary folder, a dummy
-key and its base-URL setting pointing at the scripted model; the machine's network is not
-used (the whole run is in a network namespace of its own when `unshare` allows, with only
-loopback up).
+CASE is claude, codex, gemini, qwen or opencode (one agent), pair (Claude Code and Codex on
+one list at once), or claude-plugin / codex-plugin / gemini-plugin / qwen-plugin /
+opencode-plugin (an agent's plugin: tests/terminal/plugin_cases.py and opencode_cases.py say
+what each checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p, qwen
+PROMPT, opencode run) with HOME in a temporary folder, a dummy key and its base-URL setting
+pointing at the scripted model; the machine's network is not used (the whole run is in a
+network namespace of its own when `unshare` allows, with only loopback up).
 
 One agent's case:
   - its README blocks (fenced blocks tagged readme-test=<case>) are run (sh) or written
@@ -114,6 +114,8 @@ NPX_FORMS = {
     "toml": re.compile(r'command = "npx"\s*\nargs = \["-y", "' + re.escape(NPX_PACKAGE) + r'"\]'),
     "json": re.compile(r'"command":\s*"npx",\s*"args":\s*\[\s*"-y",\s*"' + re.escape(NPX_PACKAGE) + r'"\s*\]'),
 }
+# opencode's form: the command and its arguments in one array.
+NPX_ARRAY = re.compile(r'"command":\s*\[\s*"npx",\s*"-y",\s*"' + re.escape(NPX_PACKAGE) + r'"\s*\]')
 
 
 def check(cond, what, got=None):
@@ -214,6 +216,9 @@ def apply_blocks(blocks, home, project, env, server_command):
         if server_command and form:
             text, n = form.subn(lambda _: server_form(lang, server_command), text)
             replaced += n
+        if server_command and lang == "json":
+            text, n = NPX_ARRAY.subn(lambda _: f'"command": [{json.dumps(server_command)}]', text)
+            replaced += n
         if "file" in attrs:
             target = attrs["file"]
             target = Path(home, target[2:]) if target.startswith("~/") else Path(project, target)
@@ -246,6 +251,7 @@ BUILTIN = {
     "codex": ["update_plan"],
     "gemini": ["write_todos"],
     "qwen": ["todo_write"],
+    "opencode": ["todowrite"],
 }
 
 
@@ -300,6 +306,25 @@ def agent_env(base_env, name, url):
         settings.write_text(json.dumps(current, indent=2))
         env.update(OPENAI_API_KEY="scripted", OPENAI_BASE_URL=f"{url}/v1", OPENAI_MODEL="qwen3-coder-plus")
         args += ["--auth-type", "openai"]
+    elif name == "opencode":
+        # A provider of opencode's bundled OpenAI-compatible SDK (Chat Completions) with a
+        # small context limit (so a reported large prompt starts its auto-compaction),
+        # merged over the user's config; nothing fetched: the models list, updates, LSP
+        # servers and sharing off.
+        provider = {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "scripted",
+            "options": {"baseURL": f"{url}/v1", "apiKey": "scripted"},
+            "models": {"m": {"name": "m", "tool_call": True, "limit": {"context": 20000, "output": 2000}}},
+        }
+        env.update(
+            OPENCODE_CONFIG_CONTENT=json.dumps({"provider": {"scripted": provider}, "share": "disabled"}),
+            OPENCODE_DISABLE_MODELS_FETCH="1",
+            OPENCODE_DISABLE_AUTOUPDATE="1",
+            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+            OPENCODE_DISABLE_SHARE="1",
+        )
+        args += ["-m", "scripted/m"]
     return env, args
 
 
@@ -311,6 +336,8 @@ def agent_command(name, args, prompt, extra=()):
     if name == "qwen":
         # The prompt as the positional argument: one-shot (-p is deprecated in 0.24).
         return ["qwen", *args, *extra, prompt]
+    if name == "opencode":
+        return ["opencode", "run", *args, *extra, prompt]
     return ["gemini", *args, *extra, "-p", prompt]
 
 
@@ -324,7 +351,8 @@ def start_agent(name, model, env, project, extra=()):
     proc = subprocess.Popen(
         agent_command(name, args, PROMPT, extra),
         cwd=project,
-        env=env,
+        # PWD as a shell would set it: opencode takes its project from it.
+        env=dict(env, PWD=str(project)),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -784,7 +812,8 @@ def offline(argv):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    cases = ["claude", "codex", "gemini", "qwen", "pair", "claude-plugin", "codex-plugin", "gemini-plugin", "qwen-plugin"]
+    cases = ["claude", "codex", "gemini", "qwen", "opencode", "pair", "claude-plugin", "codex-plugin", "gemini-plugin",
+             "qwen-plugin", "opencode-plugin"]
     parser.add_argument("case", choices=cases)
     parser.add_argument("--server", choices=["npx", "script", "binary"])
     parser.add_argument("--npm-dir")
@@ -803,6 +832,10 @@ def main():
     try:
         if args.case == "pair":
             rc = run_pair(args, cache, scratch)
+        elif args.case == "opencode-plugin":
+            import opencode_cases
+
+            rc = opencode_cases.run_case(args.case, sys.modules[__name__], args, cache, scratch)
         elif args.case.endswith("-plugin"):
             import plugin_cases
 
