@@ -278,7 +278,8 @@ pub fn run(opts: &HookOptions, input: &Value, default_dir: &Path) -> Option<Valu
     let mut record = read_record(&record_file);
     let before = record.to_json();
     let (state, journal) = read_list(&list);
-    let mut answer = decide(opts.event, input, &state, &journal, &mut record);
+    let history = History::of_agent(&opts.agent);
+    let mut answer = decide_in(opts.event, input, &state, &journal, &mut record, history);
     if record.to_json() != before {
         write_record(&record_file, &record);
     }
@@ -327,13 +328,50 @@ fn count(state: &State, status: Status) -> usize {
     state.tasks.iter().filter(|t| t.status == status).count()
 }
 
-/// The events' logic, on the list read and the session's record.
+/// What a resumed session's history holds of what a hook put in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum History {
+    /// The hooks' context is in the saved session (Claude Code, Codex): a resume already
+    /// shows the list last put in.
+    Keeps,
+    /// The hooks' context lives in memory only (Qwen Code 0.24: not in its session file),
+    /// so a resume has lost it, and a compaction or a /clear drops it with the rest.
+    Forgets,
+}
+
+impl History {
+    /// The agent's, by `--agent` or, for Qwen Code, by the variable it alone sets for its
+    /// hooks (`QWEN_PROJECT_DIR`; Claude Code sets only `CLAUDE_PROJECT_DIR`).
+    pub fn of_agent(agent: &str) -> History {
+        if agent == "qwen" || std::env::var_os("QWEN_PROJECT_DIR").is_some() {
+            History::Forgets
+        } else {
+            History::Keeps
+        }
+    }
+}
+
+/// The events' logic, on the list read and the session's record, for an agent whose
+/// resumed history keeps what the hooks put in (the tests' shorthand).
+#[cfg(test)]
 pub fn decide(
     event: Event,
     input: &Value,
     state: &State,
     journal: &Journal,
     record: &mut Record,
+) -> Option<Value> {
+    decide_in(event, input, state, journal, record, History::Keeps)
+}
+
+/// The events' logic, on the list read and the session's record.
+pub fn decide_in(
+    event: Event,
+    input: &Value,
+    state: &State,
+    journal: &Journal,
+    record: &mut Record,
+    history: History,
 ) -> Option<Value> {
     let open = count(state, Status::Pending) + count(state, Status::InProgress);
     match event {
@@ -383,12 +421,14 @@ pub fn decide(
             let activity = record.turns + record.prompts;
             let resumed = input.get("source").and_then(Value::as_str) == Some("resume");
             let last = record.shown.as_ref();
-            // A resumed history holds what was put in before: again only when it changed.
-            // Otherwise once between two prompts or turns: a resume and a compaction at once
-            // show it once.
-            if (resumed && last.map(|s| &s.0) == Some(&key))
-                || last == Some(&(key.clone(), activity))
-            {
+            // A history that keeps what was put in: after a resume, again only when it
+            // changed; otherwise once between two prompts or turns (a resume and a
+            // compaction at once show it once). A history that forgets it has lost every
+            // earlier copy at a resume, a compaction and a /clear alike: every time.
+            let kept = history == History::Keeps
+                && ((resumed && last.map(|s| &s.0) == Some(&key))
+                    || last == Some(&(key.clone(), activity)));
+            if kept {
                 return None;
             }
             let mut text = lua_text(state, "compact")?;
@@ -502,6 +542,33 @@ Keep using these ids with the todo tool; `list` shows every task.";
         assert!(parse(args(&["stop", "--agent"]))
             .unwrap_err()
             .starts_with("--agent needs a value"));
+    }
+
+    #[test]
+    fn a_resume_puts_the_list_in_again_where_the_history_forgets_it() {
+        let (s, j) = (open_list(), Journal::default());
+        let resume = json!({"source": "resume"});
+        for history in [History::Keeps, History::Forgets] {
+            let mut r = Record::default();
+            let first = decide_in(Event::SessionStart, &resume, &s, &j, &mut r, history);
+            assert_eq!(context(&first), Some(COMPACT), "{history:?}");
+            decide_in(Event::Stop, &json!({}), &s, &j, &mut r, history);
+            // Resumed again, the list unchanged: Qwen Code's history lost the first copy.
+            let again = decide_in(Event::SessionStart, &resume, &s, &j, &mut r, history);
+            let want = (history == History::Forgets).then_some(COMPACT);
+            assert_eq!(context(&again), want, "{history:?}");
+            // A compaction right after that resume: in again either way (it was not in
+            // where the history keeps it; it went with the rest where it forgets it).
+            let compact = json!({"source": "compact"});
+            let after = decide_in(Event::SessionStart, &compact, &s, &j, &mut r, history);
+            assert_eq!(context(&after), Some(COMPACT), "{history:?}");
+            // A /clear right after: once where the history keeps it; again where it forgets.
+            let clear = json!({"source": "clear"});
+            let cleared = decide_in(Event::SessionStart, &clear, &s, &j, &mut r, history);
+            let want = (history == History::Forgets).then_some(COMPACT);
+            assert_eq!(context(&cleared), want, "{history:?}");
+        }
+        assert_eq!(History::of_agent("qwen"), History::Forgets);
     }
 
     #[test]

@@ -23,8 +23,9 @@ is replaced by that command. Then, against the scripted model, one session:
 qwen-plugin: docs/agents.md's blocks (the server registered by hand, then `qwen extensions
 install rpiv-todo/rpiv_todo:rpiv-todo`, the marketplace always a copy), then the same five
 steps with `/compress` for `/compact` (a prompt before it, the prompts sent one at a time
-over stream-json), and before step 5 a resume with the list unchanged: no list (the gap
-docs/agents.md names). codex-plugin and gemini-plugin: see their functions.
+over stream-json), and before step 5 a resume with the list unchanged: the list again, once
+(Qwen Code keeps a hook's context out of its session file, so the resumed history has no
+earlier copy; the hook knows Qwen Code by QWEN_PROJECT_DIR). codex-plugin and gemini-plugin: see their functions.
 """
 
 import json
@@ -578,12 +579,12 @@ def qwen_plugin(R, args, scratch, home, project, env, registry):
         R.eq(body_text(after[0]).count(LIST_HEAD), 1, f"{name}: 4: after /clear the prompt's request carries the list once")
         R.check(OPEN_LIST in body_text(after[0]), f"{name}: 4: in the compact form")
 
-    # The gap docs/agents.md names: a resume with the list unchanged puts nothing in, and
-    # Qwen Code's session file holds no earlier copy (the hook's context is kept in memory).
+    # A resume with the list unchanged: Qwen Code's session file holds no earlier copy (the
+    # hook's context is kept in memory), so the hook puts it in again, once.
     rc, out, err, model = run_qwen(R, env, project, [], ["--resume", session, "Next step."])
     R.eq(rc, 0, f"{name}: 4: resumed again, exited 0")
     reqs = model_requests(model)
-    R.eq(body_text(reqs[0]).count(LIST_HEAD) if reqs else None, 0, f"{name}: 4: resumed with the list unchanged, the first request carries no list (the documented gap)")
+    R.eq(body_text(reqs[0]).count(LIST_HEAD) if reqs else None, 1, f"{name}: 4: resumed with the list unchanged, the first request carries the list once")
     chats = sorted(Path(home, ".qwen", "projects").glob(f"*/chats/{session}.jsonl"))
     R.check(chats, f"{name}: 4: Qwen Code's session file is there", chats)
     R.eq(sum(f.read_text().count(LIST_HEAD) for f in chats), 0, f"{name}: 4: and holds no copy of the list")
