@@ -26,7 +26,7 @@
 //! per working directory, so the editor's panel shows what the agent does.
 //!
 //! ```text
-//! rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured]
+//! rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured] [--no-resources]
 //! rpiv_todo_mcp export [--state-dir DIR] [--session NAME]   # the list as Markdown
 //! rpiv_todo_mcp --help | --version
 //! ```
@@ -61,10 +61,11 @@ const GLUE: &str = include_str!("server.lua");
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 const USAGE: &str = "usage: rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] \
-                     [--structured] [--help] [--version]";
+                     [--structured] [--no-resources] [--help] [--version]";
 
 /// What `--help` prints.
 const HELP: &str = r#"usage: rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured]
+                     [--no-resources]
        rpiv_todo_mcp export [--state-dir DIR] [--session NAME]
        rpiv_todo_mcp --help | --version
 
@@ -92,6 +93,10 @@ options:
                     {"text": <the reply text>, "action", "params", "tasks", "nextId",
                     "error"?}. Off by default: clients that get structuredContent may show
                     the model that instead of the reply text (Claude Code, Codex)
+  --no-resources    do not offer the list as a resource. Clients that turn a server's
+                    resources into tools of their own (Codex, opencode: list_mcp_resources,
+                    list_mcp_resource_templates, read_mcp_resource) then send those three
+                    definitions with no request; the config's { resources = false } too
   -h, --help        this text
   -V, --version     the version
 "#;
@@ -103,6 +108,7 @@ struct Options {
     session: Option<String>,
     config: Option<PathBuf>,
     structured: bool,
+    no_resources: bool,
 }
 
 /// What the command line asks for.
@@ -128,6 +134,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> std::result::Result<Com
             "--session" => opts.session = Some(value("--session")?),
             "--config" => opts.config = Some(PathBuf::from(value("--config")?)),
             "--structured" => opts.structured = true,
+            "--no-resources" => opts.no_resources = true,
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -175,6 +182,8 @@ struct Server {
     jobs: mpsc::Sender<list::Job>,
     /// The list as a resource (`todo://list/<session>`).
     resource: Arc<resource::ListResource>,
+    /// Whether the resource is offered (off with `--no-resources`).
+    resources: bool,
 }
 
 /// What the Lua layer says about the tool (and the config about the server).
@@ -183,12 +192,15 @@ struct Described {
     instructions: String,
     version: String,
     structured: bool,
+    /// Whether the list is offered as a resource.
+    resources: bool,
 }
 
 /// What the config file may return: a table of server options, or nothing.
 #[derive(Debug, Default, PartialEq)]
 struct ConfigOptions {
     structured: Option<bool>,
+    resources: Option<bool>,
 }
 
 /// Run the config file in `lua` and read the options it returns.
@@ -216,16 +228,17 @@ fn run_config(lua: &Lua, config: &Path) -> Result<ConfigOptions> {
         let (key, value) = pair?;
         match (key.to_string()?.as_str(), value) {
             ("structured", mlua::Value::Boolean(b)) => opts.structured = Some(b),
-            ("structured", other) => {
+            ("resources", mlua::Value::Boolean(b)) => opts.resources = Some(b),
+            (key @ ("structured" | "resources"), other) => {
                 return Err(format!(
-                    "config {name}: structured: expected a boolean, got a {}",
+                    "config {name}: {key}: expected a boolean, got a {}",
                     other.type_name()
                 )
                 .into())
             }
             (key, _) => {
                 return Err(format!(
-                    "config {name}: unknown server option {key:?} in the returned table (known: structured)"
+                    "config {name}: unknown server option {key:?} in the returned table (known: structured, resources)"
                 )
                 .into())
             }
@@ -263,9 +276,10 @@ fn output_schema() -> JsonObject {
 }
 
 /// Run Lua once: the user's config, then the tool's description. `structured` is
-/// `--structured`; the config's `structured` also turns it on. The Lua state is gone
-/// when this returns.
-fn describe(config: Option<&Path>, structured: bool) -> Result<Described> {
+/// `--structured`; the config's `structured` also turns it on. `no_resources` is
+/// `--no-resources`; the config's `resources = false` also turns the resource off. The
+/// Lua state is gone when this returns.
+fn describe(config: Option<&Path>, structured: bool, no_resources: bool) -> Result<Described> {
     let lua = Lua::new();
     rpiv_todo::preload(&lua)?;
     #[cfg(not(unix))]
@@ -276,7 +290,9 @@ fn describe(config: Option<&Path>, structured: bool) -> Result<Described> {
     };
     // What a config wrote to io.stdout (stderr by now) goes out before anything else.
     let _ = lua.load("io.stdout:flush()").exec();
-    let structured = structured || from_config?.structured == Some(true);
+    let from_config = from_config?;
+    let structured = structured || from_config.structured == Some(true);
+    let resources = !no_resources && from_config.resources != Some(false);
     let glue: Table = lua.load(GLUE).set_name("@examples/mcp/server.lua").eval()?;
     let desc: Table = glue.get::<Function>("describe")?.call(())?;
     // JSON text in a fixed order (`action` first), the same bytes at every start, so the
@@ -301,6 +317,7 @@ fn describe(config: Option<&Path>, structured: bool) -> Result<Described> {
         instructions: desc.get("instructions")?,
         version: desc.get("version")?,
         structured,
+        resources,
     })
 }
 
@@ -327,6 +344,13 @@ const VERSIONS: &[ProtocolVersion] = &[
 impl Server {
     /// `uri` is this server's resource, or the error MCP gives for an unknown one.
     fn known(&self, uri: &str) -> std::result::Result<(), ErrorData> {
+        if !self.resources {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode(-32002),
+                format!("resource not found: {uri} (this server offers none: --no-resources)"),
+                None,
+            ));
+        }
         if uri == self.resource.uri {
             return Ok(());
         }
@@ -343,17 +367,20 @@ impl Server {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        let capabilities = if self.resources {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
                 .enable_resources_subscribe()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("rpiv_todo", self.version.clone()).with_title("rpiv_todo"),
-        )
-        .with_instructions(self.instructions.clone())
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("rpiv_todo", self.version.clone()).with_title("rpiv_todo"),
+            )
+            .with_instructions(self.instructions.clone())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -386,9 +413,12 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        Ok(ListResourcesResult::with_all_items(vec![self
-            .resource
-            .describe()]))
+        let offered = if self.resources {
+            vec![self.resource.describe()]
+        } else {
+            Vec::new()
+        };
+        Ok(ListResourcesResult::with_all_items(offered))
     }
 
     async fn read_resource(
@@ -621,7 +651,7 @@ fn serve(opts: Options) -> Result<()> {
         .to_str()
         .ok_or_else(|| format!("working directory {}: not valid UTF-8", cwd.display()))?;
     let session = opts.session.as_deref().unwrap_or("default");
-    let described = describe(config.as_deref(), opts.structured)?;
+    let described = describe(config.as_deref(), opts.structured, opts.no_resources)?;
     // The file rpiv_todo.persist names for this directory and session (the editor's).
     let path = state_dir.join(rpiv_todo::naming::file_name(
         key.as_bytes(),
@@ -640,6 +670,7 @@ fn serve(opts: Options) -> Result<()> {
         version: described.version,
         jobs,
         resource,
+        resources: described.resources,
     };
     let (stdio, flusher) = transport::start(input, output)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -665,8 +696,8 @@ mod tests {
     #[test]
     fn the_tool_text_is_the_same_bytes_at_every_start_and_says_the_snippet_once() {
         let (a, b) = (
-            describe(None, false).unwrap(),
-            describe(None, false).unwrap(),
+            describe(None, false, false).unwrap(),
+            describe(None, false, false).unwrap(),
         );
         let schema = |d: &Described| serde_json::to_string(&*d.tool.input_schema).unwrap();
         assert_eq!(schema(&a), schema(&b));
@@ -784,9 +815,19 @@ mod tests {
     }
 
     #[test]
-    fn the_config_file_may_turn_structured_content_on() {
+    fn the_config_file_may_turn_structured_content_on_and_the_resource_off() {
         let (_, opts, err) = config_file("return { structured = true }");
         assert_eq!((opts.structured, err.as_str()), (Some(true), ""));
+        let (_, opts, err) = config_file("return { resources = false }");
+        assert_eq!((opts.resources, err.as_str()), (Some(false), ""));
+        let (path, _, err) = config_file("return { resources = 0 }");
+        assert_eq!(
+            err,
+            format!(
+                "config {}: resources: expected a boolean, got a integer",
+                path.display()
+            )
+        );
         let (_, opts, err) = config_file("local x = 1");
         assert_eq!((opts, err.as_str()), (ConfigOptions::default(), ""));
         let (path, _, err) = config_file("return { structured = 'yes' }");
@@ -801,7 +842,7 @@ mod tests {
         assert_eq!(
             err,
             format!(
-                "config {}: unknown server option \"structure\" in the returned table (known: structured)",
+                "config {}: unknown server option \"structure\" in the returned table (known: structured, resources)",
                 path.display()
             )
         );
