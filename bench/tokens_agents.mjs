@@ -17,8 +17,8 @@ const claude = req("@anthropic-ai/tokenizer");
 const o200k = req("gpt-tokenizer/encoding/o200k_base");
 const TODO = /(^|[_.:])todo$/;
 // The agents' own list tools: Claude Code's TodoWrite or Task tools, Codex's update_plan,
-// Gemini CLI's write_todos.
-const OWN = /^(TodoWrite|TaskCreate|TaskGet|TaskList|TaskUpdate|update_plan|write_todos)$/;
+// Gemini CLI's write_todos, Qwen Code's todo_write, opencode's todowrite.
+const OWN = /^(TodoWrite|TaskCreate|TaskGet|TaskList|TaskUpdate|update_plan|write_todos|todo_write|todowrite)$/;
 
 // Every object in a body that declares a tool named by `re` (has a description).
 function declared(v, re, out = [], depth = 0) {
@@ -32,7 +32,7 @@ function declared(v, re, out = [], depth = 0) {
 }
 
 // The todo tool's object in a body, wherever the agent put it: Anthropic `tools[]`, OpenAI
-// Responses `tools[]` (inside a namespace) or, for tools Codex loads through tool_search, an
+// Responses `tools[]` (inside a namespace), Chat Completions `tools[].function` or, for tools Codex loads through tool_search, an
 // `input[]` item that carries them, Gemini `tools[].functionDeclarations[]`. The first
 // object named like the tool that carries a description.
 function todoTool(v, depth = 0) {
@@ -49,7 +49,7 @@ const rows = [];
 for (const arg of recordings) {
   const [label, file] = arg.split("=");
   const requests = JSON.parse(fs.readFileSync(file, "utf8")).filter(
-    (r) => r.body && typeof r.body === "object" && /messages|responses|generatecontent/i.test(r.path)
+    (r) => r.body && typeof r.body === "object" && /messages|responses|generatecontent|chat\/completions/i.test(r.path)
   );
   let bodyC = 0;
   let bodyO = 0;

@@ -188,7 +188,7 @@ agent_token_counts() {
     local npm_dir=${RPIV_BENCH_NPM:-$HOME/.cache/rpiv_todo/bench-npm} agent kept args=()
     token_counts >/dev/null # the tokenizers, installed on first use
     cargo build --release -p rpiv_todo_mcp >/dev/null 2>&1
-    for agent in ${RPIV_BENCH_AGENTS:-claude codex gemini}; do
+    for agent in ${RPIV_BENCH_AGENTS:-claude codex gemini qwen opencode}; do
         kept=$(python3 tests/terminal/run.py "$agent" --server script --keep 2>&1 | sed -n 's/^# kept //p')
         if [[ -z $kept ]]; then
             echo "$agent: no recording (tests/terminal/run.py $agent says why)"

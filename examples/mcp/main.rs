@@ -26,14 +26,16 @@
 //! per working directory, so the editor's panel shows what the agent does.
 //!
 //! ```text
-//! rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured] [--no-resources]
+//! rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured] [--resources]
 //! rpiv_todo_mcp export [--state-dir DIR] [--session NAME]   # the list as Markdown
 //! rpiv_todo_mcp --help | --version
 //! ```
 //!
-//! The list is also a resource (`todo://list/<session>`, `text/markdown`, `resource.rs`):
-//! `resources/read` gives the checklist `:Todos edit` shows, and a subscribed client is
-//! sent `notifications/resources/updated` when another program changes the list file.
+//! With `--resources` the list is also a resource (`todo://list/<session>`,
+//! `text/markdown`, `resource.rs`): `resources/read` gives the checklist `:Todos edit`
+//! shows, and a subscribed client is sent `notifications/resources/updated` when another
+//! program changes the list file. Off by default: Claude Code, Gemini CLI and opencode turn
+//! a server's resources into tools of their own, sent with every request.
 
 mod hook;
 mod list;
@@ -61,11 +63,11 @@ const GLUE: &str = include_str!("server.lua");
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 const USAGE: &str = "usage: rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] \
-                     [--structured] [--no-resources] [--help] [--version]";
+                     [--structured] [--resources] [--help] [--version]";
 
 /// What `--help` prints.
 const HELP: &str = r#"usage: rpiv_todo_mcp [--state-dir DIR] [--session NAME] [--config FILE] [--structured]
-                     [--no-resources]
+                     [--resources]
        rpiv_todo_mcp export [--state-dir DIR] [--session NAME]
        rpiv_todo_mcp --help | --version
 
@@ -75,9 +77,9 @@ after every change, one list per working directory, in the files Neovim's persis
 uses, so the editor shows the agent's tasks.
 
 `export` prints the list the server would use as a Markdown checklist (for a terminal or
-a git hook), and writes nothing. The server also offers the list as a resource,
-todo://list/<session> (text/markdown), and tells a subscribed client when another
-program changes it.
+a git hook), and writes nothing. With --resources the server also offers the list as a
+resource, todo://list/<session> (text/markdown), and tells a subscribed client when
+another program changes it.
 
 options:
   --state-dir DIR   where the lists are saved (default: the directory Neovim uses,
@@ -93,10 +95,10 @@ options:
                     {"text": <the reply text>, "action", "params", "tasks", "nextId",
                     "error"?}. Off by default: clients that get structuredContent may show
                     the model that instead of the reply text (Claude Code, Codex)
-  --no-resources    do not offer the list as a resource. Clients that turn a server's
-                    resources into tools of their own (Codex, opencode: list_mcp_resources,
-                    list_mcp_resource_templates, read_mcp_resource) then send those three
-                    definitions with no request; the config's { resources = false } too
+  --resources       offer the list as a resource (also the config's { resources = true }).
+                    Off by default: Claude Code, Gemini CLI and opencode add tools of their
+                    own for a server's resources (ListMcpResourcesTool, read_mcp_resource,
+                    ...), 240 to 290 tokens sent with every request
   -h, --help        this text
   -V, --version     the version
 "#;
@@ -108,7 +110,7 @@ struct Options {
     session: Option<String>,
     config: Option<PathBuf>,
     structured: bool,
-    no_resources: bool,
+    resources: bool,
 }
 
 /// What the command line asks for.
@@ -134,7 +136,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> std::result::Result<Com
             "--session" => opts.session = Some(value("--session")?),
             "--config" => opts.config = Some(PathBuf::from(value("--config")?)),
             "--structured" => opts.structured = true,
-            "--no-resources" => opts.no_resources = true,
+            "--resources" => opts.resources = true,
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -182,7 +184,7 @@ struct Server {
     jobs: mpsc::Sender<list::Job>,
     /// The list as a resource (`todo://list/<session>`).
     resource: Arc<resource::ListResource>,
-    /// Whether the resource is offered (off with `--no-resources`).
+    /// Whether the resource is offered (`--resources`).
     resources: bool,
 }
 
@@ -276,10 +278,10 @@ fn output_schema() -> JsonObject {
 }
 
 /// Run Lua once: the user's config, then the tool's description. `structured` is
-/// `--structured`; the config's `structured` also turns it on. `no_resources` is
-/// `--no-resources`; the config's `resources = false` also turns the resource off. The
-/// Lua state is gone when this returns.
-fn describe(config: Option<&Path>, structured: bool, no_resources: bool) -> Result<Described> {
+/// `--structured`; the config's `structured` also turns it on. `resources` is
+/// `--resources`; the config's `resources = true` also turns the resource on. The Lua
+/// state is gone when this returns.
+fn describe(config: Option<&Path>, structured: bool, resources: bool) -> Result<Described> {
     let lua = Lua::new();
     rpiv_todo::preload(&lua)?;
     #[cfg(not(unix))]
@@ -292,7 +294,7 @@ fn describe(config: Option<&Path>, structured: bool, no_resources: bool) -> Resu
     let _ = lua.load("io.stdout:flush()").exec();
     let from_config = from_config?;
     let structured = structured || from_config.structured == Some(true);
-    let resources = !no_resources && from_config.resources != Some(false);
+    let resources = resources || from_config.resources == Some(true);
     let glue: Table = lua.load(GLUE).set_name("@examples/mcp/server.lua").eval()?;
     let desc: Table = glue.get::<Function>("describe")?.call(())?;
     // JSON text in a fixed order (`action` first), the same bytes at every start, so the
@@ -347,7 +349,7 @@ impl Server {
         if !self.resources {
             return Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32002),
-                format!("resource not found: {uri} (this server offers none: --no-resources)"),
+                format!("resource not found: {uri} (this server offers none without --resources)"),
                 None,
             ));
         }
@@ -651,7 +653,7 @@ fn serve(opts: Options) -> Result<()> {
         .to_str()
         .ok_or_else(|| format!("working directory {}: not valid UTF-8", cwd.display()))?;
     let session = opts.session.as_deref().unwrap_or("default");
-    let described = describe(config.as_deref(), opts.structured, opts.no_resources)?;
+    let described = describe(config.as_deref(), opts.structured, opts.resources)?;
     // The file rpiv_todo.persist names for this directory and session (the editor's).
     let path = state_dir.join(rpiv_todo::naming::file_name(
         key.as_bytes(),
@@ -815,11 +817,11 @@ mod tests {
     }
 
     #[test]
-    fn the_config_file_may_turn_structured_content_on_and_the_resource_off() {
+    fn the_config_file_may_turn_structured_content_and_the_resource_on() {
         let (_, opts, err) = config_file("return { structured = true }");
         assert_eq!((opts.structured, err.as_str()), (Some(true), ""));
-        let (_, opts, err) = config_file("return { resources = false }");
-        assert_eq!((opts.resources, err.as_str()), (Some(false), ""));
+        let (_, opts, err) = config_file("return { resources = true }");
+        assert_eq!((opts.resources, err.as_str()), (Some(true), ""));
         let (path, _, err) = config_file("return { resources = 0 }");
         assert_eq!(
             err,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The list as an MCP resource, and `rpiv-todo-mcp export`, over raw stdio against the built
-server: the resources capability with subscribe; resources/list names one text/markdown
+"""The list as an MCP resource (`--resources`), and `rpiv-todo-mcp export`, over raw stdio
+against the built server: the resources capability with subscribe; resources/list names one text/markdown
 resource; resources/read gives the Markdown checklist; a subscribed client is sent
 notifications/resources/updated when another server changes the list file, and not for its
 own calls; an unknown URI is -32002; export prints the same checklist.
@@ -28,7 +28,7 @@ def check(cond, message):
 
 class Client:
     def __init__(self, binary, state, project, name):
-        self.proc = subprocess.Popen([binary, "--state-dir", state], cwd=project,
+        self.proc = subprocess.Popen([binary, "--state-dir", state, "--resources"], cwd=project,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
         self.next = 0

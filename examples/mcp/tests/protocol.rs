@@ -361,13 +361,33 @@ fn a_client_that_closes_its_side_at_once_still_gets_every_reply() {
 }
 
 #[test]
-fn with_no_resources_the_server_offers_none_and_the_tool_still_works() {
+fn the_resource_is_offered_only_when_asked_for() {
+    // By default: no resources capability, none listed, a read refused; the tool works.
+    let dir = scratch("no-resources");
+    let mut server = Server::start(&dir, &[]);
+    let init = server.initialize("2025-11-25");
+    let capabilities = &init["result"]["capabilities"];
+    assert_eq!(capabilities.get("resources"), None, "{init}");
+    assert!(capabilities["tools"].is_object(), "{init}");
+    let reply = server.request(1, "resources/list", json!({}));
+    assert_eq!(reply["result"]["resources"], json!([]), "{reply}");
+    let reply = server.request(2, "resources/read", json!({"uri": "todo://list/default"}));
+    assert_eq!(reply["error"]["code"], -32002, "{reply}");
+    let reply = server.request(
+        3,
+        "tools/call",
+        json!({"name": "todo", "arguments": {"action": "create", "subject": "a"}}),
+    );
+    assert_eq!(text(&reply), "Created #1: a (pending)", "{reply}");
+    let (rest, ok, stderr) = server.finish();
+    assert_eq!((rest, ok, stderr.as_str()), (vec![], true, ""));
+    // With --resources, or the config's { resources = true }: offered, with subscribe.
     for (name, args, config) in [
-        ("no-resources-flag", &["--no-resources"][..], None),
+        ("resources-flag", &["--resources"][..], None),
         (
-            "no-resources-config",
+            "resources-config",
             &[][..],
-            Some("return { resources = false }"),
+            Some("return { resources = true }"),
         ),
     ] {
         let dir = scratch(name);
@@ -376,42 +396,16 @@ fn with_no_resources_the_server_offers_none_and_the_tool_still_works() {
         }
         let mut server = Server::start(&dir, args);
         let init = server.initialize("2025-11-25");
-        let capabilities = &init["result"]["capabilities"];
-        assert_eq!(capabilities.get("resources"), None, "{name}: {init}");
-        assert!(capabilities["tools"].is_object(), "{name}: {init}");
+        assert_eq!(
+            init["result"]["capabilities"]["resources"]["subscribe"], true,
+            "{name}: {init}"
+        );
         let reply = server.request(1, "resources/list", json!({}));
-        assert_eq!(reply["result"]["resources"], json!([]), "{name}: {reply}");
-        let reply = server.request(2, "resources/read", json!({"uri": "todo://list/default"}));
-        assert_eq!(reply["error"]["code"], -32002, "{name}: {reply}");
-        let reply = server.request(
-            3,
-            "tools/call",
-            Server::call(0, json!({})).get("params").cloned().unwrap(),
+        assert_eq!(
+            reply["result"]["resources"][0]["uri"], "todo://list/default",
+            "{name}: {reply}"
         );
-        // An empty call is the tool's in-band error: the tool itself is there.
-        assert_eq!(reply["result"]["isError"], true, "{name}: {reply}");
-        let reply = server.request(
-            4,
-            "tools/call",
-            json!({"name": "todo", "arguments": {"action": "create", "subject": "a"}}),
-        );
-        assert_eq!(text(&reply), "Created #1: a (pending)", "{name}: {reply}");
-        let (rest, ok, stderr) = server.finish();
-        assert_eq!((rest, ok, stderr.as_str()), (vec![], true, ""), "{name}");
+        let (_, ok, stderr) = server.finish();
+        assert_eq!((ok, stderr.as_str()), (true, ""), "{name}");
     }
-    // Without the switch the resource is there.
-    let dir = scratch("resources-on");
-    let mut server = Server::start(&dir, &[]);
-    let init = server.initialize("2025-11-25");
-    assert_eq!(
-        init["result"]["capabilities"]["resources"]["subscribe"], true,
-        "{init}"
-    );
-    let reply = server.request(1, "resources/list", json!({}));
-    assert_eq!(
-        reply["result"]["resources"][0]["uri"], "todo://list/default",
-        "{reply}"
-    );
-    let (_, ok, stderr) = server.finish();
-    assert_eq!((ok, stderr.as_str()), (true, ""));
 }
