@@ -15,7 +15,7 @@ const [npmDir, ...recordings] = process.argv.slice(2);
 const req = createRequire(path.join(path.resolve(npmDir), "node_modules") + "/");
 const claude = req("@anthropic-ai/tokenizer");
 const o200k = req("gpt-tokenizer/encoding/o200k_base");
-const TODO = /(^|[_.:])todo$/;
+const TODO = /(^|[-_.:])todo$/;
 // The agents' own list tools: Claude Code's TodoWrite or Task tools, Codex's update_plan,
 // Gemini CLI's write_todos, Qwen Code's todo_write, opencode's todowrite.
 const OWN = /^(TodoWrite|TaskCreate|TaskGet|TaskList|TaskUpdate|update_plan|write_todos|todo_write|todowrite)$/;

@@ -17,7 +17,7 @@
 #   * git: the pinned front ends and schemas of tests/deps.txt missing from $RPIV_DEPS (or
 #     ../shared/deps), at their commits, into ${XDG_CACHE_HOME:-~/.cache}/rpiv_todo/deps
 #   * npm: the terminal agents of tests/terminal/pins.txt (Claude Code, Codex CLI, Gemini
-#     CLI, Qwen Code, opencode), each into its folder under $RPIV_CLI_CACHE (default
+#     CLI, Qwen Code, opencode, Copilot CLI), each into its folder under $RPIV_CLI_CACHE (default
 #     ~/.cache/rpiv_todo/terminal-clis). One that cannot be installed is not a failure
 #     here: the reason goes to <folder>/install.failed and scripts/test.sh lists that
 #     agent's cases as skipped with it.

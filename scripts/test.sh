@@ -511,7 +511,7 @@ terminal_tests() {
         done
         # The agent's plugin or extension (tests/terminal/plugin_cases.py), installed as the
         # README says, with the first server form.
-        if [[ $name == claude || $name == codex || $name == gemini || $name == qwen || $name == opencode ]]; then
+        if [[ $name == claude || $name == codex || $name == gemini || $name == qwen || $name == opencode || $name == copilot ]]; then
             agent_case "tests/terminal/run.py $name-plugin ($package $version, ${servers[0]})" "$dir" \
                 "$command" "$name-plugin" --server "${servers[0]}" --npm-dir "$npm_dir"
         fi

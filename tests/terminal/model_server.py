@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 # The name of the MCP server's tool as an agent offers it: `todo`, or prefixed with the
 # server's name (mcp__rpiv_todo__todo, mcp_rpiv_todo_todo).
-TODO_NAME = re.compile(r"(^|[_.:])todo$")
+TODO_NAME = re.compile(r"(^|[-_.:])todo$")
 
 FINAL_TEXT = "The list is up to date."
 SIDE_TEXT = "OK"

@@ -177,10 +177,19 @@ def run_case(case, R, args, cache, scratch):
             env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
             R.agent_env(env, "gemini", "http://127.0.0.1:9")  # its first-start settings
             Path(home, ".local", "share").mkdir(parents=True)  # what git clone would make
+        if agent == "copilot":
+            # Test-only: no GitHub sign-in or update check while the blocks run.
+            env.update(COPILOT_OFFLINE="true", COPILOT_AUTO_UPDATE="false")
         market = marketplace_copy(R, scratch, server_command, always=agent == "qwen")
         # Qwen Code's block registers the server by hand: its npx command replaced as run.py does.
         install(R, case, blocks, home, project, env, market, server_command if agent == "qwen" else None)
-        plugins = {"claude": claude_plugin, "codex": codex_plugin, "gemini": gemini_plugin, "qwen": qwen_plugin}
+        plugins = {
+            "claude": claude_plugin,
+            "codex": codex_plugin,
+            "gemini": gemini_plugin,
+            "qwen": qwen_plugin,
+            "copilot": copilot_plugin,
+        }
         plugins[agent](
             R, args, scratch, home, project, env, registry
         )
@@ -606,3 +615,27 @@ def qwen_plugin(R, args, scratch, home, project, env, registry):
     R.eq(sum(body_text(r).count("Reminder from the todo tool") for r in model_requests(model)), 0, f"{name}: 5: and no reminder")
     if re.search(r"rpiv_todo_mcp hook[^\n]*(error|panicked)", err):
         R.check(False, f"{name}: the hooks wrote no error", err[-500:])
+
+
+def copilot_plugin(R, args, scratch, home, project, env, registry):
+    """Copilot CLI installs the Claude marketplace's plugin and starts its server; it runs
+    none of its hooks' answers into the conversation (docs/agents.md)."""
+    name = "copilot-plugin"
+    listed = subprocess.run(
+        ["copilot", "plugin", "list"], env=env, cwd=project, capture_output=True, text=True, timeout=60
+    )
+    R.check("rpiv-todo@rpiv-todo" in listed.stdout and "(enabled)" in listed.stdout,
+            f"{name}: copilot plugin list shows rpiv-todo@rpiv-todo enabled", listed.stdout[-500:])
+    # The seven calls, through the server the plugin starts; the session ends with #2 in
+    # progress (one more call), and no request carries a reminder or the list.
+    more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
+    proc, model, server = R.start_agent("copilot", more, env, project)
+    rc, out, err = R.finish_agent(proc, server)
+    R.check_npx(name, registry)
+    main = R.main_requests(model)
+    R.eq(main[0][2] if main else None, "rpiv_todo-todo", f"{name}: the plugin's server offers the tool as rpiv_todo-todo")
+    R.eq(rc, 0, f"{name}: the agent exited 0")
+    R.eq(len(main), len(more) + 1, f"{name}: one request per call and a last one")
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0,
+         f"{name}: a turn that ends with #2 in progress gets no reminder (Copilot CLI does not act on the Stop hook)")

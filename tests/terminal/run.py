@@ -1,17 +1,18 @@
 """tests/terminal/run.py: the README's blocks for Claude Code, Codex CLI, Gemini CLI, Qwen
-Code and opencode (README.md and docs/agents.md), run as written against the real agents (pinned in
-tests/terminal/pins.txt, installed from npm by scripts/test.sh into a cache folder) and a
-scripted model on 127.0.0.1 (tests/terminal/model_server.py).
+Code, opencode and GitHub Copilot CLI (README.md and docs/agents.md), run as written against
+the real agents (pinned in tests/terminal/pins.txt, installed from npm by scripts/test.sh
+into a cache folder) and a scripted model on 127.0.0.1 (tests/terminal/model_server.py).
 
     python3 tests/terminal/run.py CASE [options]
 
-CASE is claude, codex, gemini, qwen or opencode (one agent), pair (Claude Code and Codex on
-one list at once), or claude-plugin / codex-plugin / gemini-plugin / qwen-plugin /
-opencode-plugin (an agent's plugin: tests/terminal/plugin_cases.py and opencode_cases.py say
-what each checks). Each agent runs non-interactively (claude -p, codex exec, gemini -p, qwen
-PROMPT, opencode run) with HOME in a temporary folder, a dummy key and its base-URL setting
-pointing at the scripted model; the machine's network is not used (the whole run is in a
-network namespace of its own when `unshare` allows, with only loopback up).
+CASE is claude, codex, gemini, qwen, opencode or copilot (one agent), pair (Claude Code and
+Codex on one list at once), or claude-plugin / codex-plugin / gemini-plugin / qwen-plugin /
+opencode-plugin / copilot-plugin (an agent's plugin: tests/terminal/plugin_cases.py and
+opencode_cases.py say what each checks). Each agent runs non-interactively (claude -p, codex
+exec, gemini -p, qwen PROMPT, opencode run, copilot -p) with HOME in a temporary folder, a
+dummy key and its base-URL setting pointing at the scripted model; the machine's network is
+not used (the whole run is in a network namespace of its own when `unshare` allows, with
+only loopback up).
 
 One agent's case:
   - its README blocks (fenced blocks tagged readme-test=<case>) are run (sh) or written
@@ -252,7 +253,13 @@ BUILTIN = {
     "gemini": ["write_todos"],
     "qwen": ["todo_write"],
     "opencode": ["todowrite"],
+    # Copilot CLI keeps its list in the `todos` table of its session database, through
+    # its `sql` tool; no setting turns that off without the database (see KEEPS_OWN).
+    "copilot": ["sql"],
 }
+# Agents whose own list no setting of theirs turns off: the test checks it is still offered,
+# as docs/agents.md says.
+KEEPS_OWN = {"copilot"}
 
 
 def agent_env(base_env, name, url):
@@ -325,6 +332,17 @@ def agent_env(base_env, name, url):
             OPENCODE_DISABLE_SHARE="1",
         )
         args += ["-m", "scripted/m"]
+    elif name == "copilot":
+        # Copilot CLI's own provider (BYOK) on Chat Completions, offline: no GitHub
+        # sign-in, telemetry or update; every tool allowed (needed with -p).
+        env.update(
+            COPILOT_PROVIDER_BASE_URL=f"{url}/v1",
+            COPILOT_PROVIDER_API_KEY="scripted",
+            COPILOT_MODEL="gpt-4.1",
+            COPILOT_OFFLINE="true",
+            COPILOT_AUTO_UPDATE="false",
+        )
+        args += ["--allow-all-tools", "--disable-client-telemetry"]
     return env, args
 
 
@@ -338,6 +356,8 @@ def agent_command(name, args, prompt, extra=()):
         return ["qwen", *args, *extra, prompt]
     if name == "opencode":
         return ["opencode", "run", *args, *extra, prompt]
+    if name == "copilot":
+        return ["copilot", *args, *extra, "-p", prompt]
     return ["gemini", *args, *extra, "-p", prompt]
 
 
@@ -433,6 +453,10 @@ def shown_text(name, exchange, rejected):
             return None, text
         m = re.fullmatch(r"<untrusted_context>\n(.*)\n</untrusted_context>", text, re.S)
         return (m.group(1) if m else text), text
+    if name == "copilot" and rejected:
+        # Copilot CLI names the server before a rejected call's text.
+        m = re.fullmatch(r"MCP server '[^']*': (.*)", text, re.S)
+        return (m.group(1) if m else None), text
     if name == "qwen" and rejected:
         # Qwen Code wraps a rejected call as Gemini CLI does, with the MCP result both
         # under `error` and beside it.
@@ -699,8 +723,12 @@ def one_agent(name, pin, bindir, blocks, args, scratch, server_command, registry
     check_run(name, model, rc, out, err)
     check_saved(name, env, project, args.nvim, scratch)
     offered = all_offered(model)
-    what = f"{name}: with the README's setting its own todo tool is not offered"
-    eq([b for b in BUILTIN[name] if b in offered], [], what)
+    if name in KEEPS_OWN:
+        what = f"{name}: its own list's tool is still offered (no setting turns it off)"
+        eq([b for b in BUILTIN[name] if b in offered], BUILTIN[name], what)
+    else:
+        what = f"{name}: with the README's setting its own todo tool is not offered"
+        eq([b for b in BUILTIN[name] if b in offered], [], what)
     if name == "gemini":
         # Gemini's headless mode leaves write_todos out anyway; yolo mode would offer it.
         proc, model, server = start_agent(name, [], env, project, ["--approval-mode", "yolo"])
@@ -812,8 +840,8 @@ def offline(argv):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    cases = ["claude", "codex", "gemini", "qwen", "opencode", "pair", "claude-plugin", "codex-plugin", "gemini-plugin",
-             "qwen-plugin", "opencode-plugin"]
+    cases = ["claude", "codex", "gemini", "qwen", "opencode", "copilot", "pair", "claude-plugin", "codex-plugin", "gemini-plugin",
+             "qwen-plugin", "opencode-plugin", "copilot-plugin"]
     parser.add_argument("case", choices=cases)
     parser.add_argument("--server", choices=["npx", "script", "binary"])
     parser.add_argument("--npm-dir")
