@@ -45,6 +45,46 @@ function todoTool(v, depth = 0) {
   return null;
 }
 
+// The conversation of a body, and the rest of it: Anthropic and Chat Completions
+// `messages`, OpenAI Responses `input`, Gemini `contents`.
+const TURNS = ["messages", "input", "contents"];
+
+// A value with the cache breakpoints an agent moves from request to request taken out.
+function plain(v) {
+  return JSON.stringify(v, (k, x) => (k === "cache_control" ? undefined : x));
+}
+
+// What a body sends before its turns, which a cached prefix must share: the model, the
+// system prompt and the tools (not per-request metadata such as Codex's turn ids).
+const PREFIX = ["model", "system", "instructions", "systemInstruction", "tools", "tool_choice", "toolConfig"];
+
+// The body's turns and its prefix fields, each as JSON text.
+function split(body) {
+  const key = TURNS.find((k) => Array.isArray(body[k]));
+  const rest = PREFIX.map((k) => body[k]);
+  return { turns: key ? body[key].map(plain) : [], rest: plain(rest) };
+}
+
+// Tokens as sent with prompt caching estimated: a request whose body extends an earlier one
+// (the same model, system and tools; that one's turns first) reads the earlier body's
+// tokens from the cache at 0.1x and writes the rest at 1.25x (Anthropic's prices); any
+// other request writes all of its tokens.
+function cached(requests, counts) {
+  const parts = requests.map((r) => split(r.body));
+  let cost = 0;
+  for (let i = 0; i < requests.length; i++) {
+    let best = 0;
+    for (let j = 0; j < i; j++) {
+      const a = parts[j];
+      const b = parts[i];
+      if (a.rest !== b.rest || a.turns.length > b.turns.length) continue;
+      if (a.turns.every((t, k) => t === b.turns[k])) best = Math.max(best, Math.min(counts[j], counts[i]));
+    }
+    cost += 0.1 * best + 1.25 * (counts[i] - best);
+  }
+  return Math.round(cost);
+}
+
 const rows = [];
 for (const arg of recordings) {
   const [label, file] = arg.split("=");
@@ -57,10 +97,12 @@ for (const arg of recordings) {
   let toolO = 0;
   let withTool = 0;
   let own = 0;
+  const counts = [];
   for (const r of requests) {
     for (const t of declared(r.body, OWN)) own += claude.countTokens(JSON.stringify(t));
     const text = JSON.stringify(r.body);
-    bodyC += claude.countTokens(text);
+    counts.push(claude.countTokens(text));
+    bodyC += counts[counts.length - 1];
     bodyO += o200k.encode(text).length;
     const tool = todoTool(r.body);
     if (tool) {
@@ -76,6 +118,7 @@ for (const arg of recordings) {
     withTool,
     bodyC,
     bodyO,
+    cached(requests, counts),
     toolC,
     toolO,
     withTool ? Math.round(toolC / withTool) : 0,
@@ -88,6 +131,7 @@ const head = [
   "with todo",
   "bodies (claude)",
   "bodies (o200k)",
+  "with caching (claude, est.)",
   "todo tool (claude)",
   "todo tool (o200k)",
   "todo tool per request",

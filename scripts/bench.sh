@@ -22,6 +22,9 @@
 #   scripts/bench.sh --tokens                     (the tool's text, replies and re-injected text
 #                                                  in tokens, before and after; token_counts below)
 #   scripts/bench.sh --hooks [runs]               (the terminal agents' hooks, ms a run: bench/hook.py)
+#   scripts/bench.sh --own-lists                  (issue 39's session done by Claude Code, Codex and
+#                                                  Gemini CLI with their own lists and with ours,
+#                                                  the bodies in tokens, as sent and cached: own_lists.py)
 #   scripts/bench.sh --tokens-agents              (the request bodies of the real terminal agents
 #                                                  in tokens; agent_token_counts below)
 #
@@ -205,8 +208,30 @@ agent_token_counts() {
     return 0
 }
 
+# Issue 39's scripted session, done by each real agent with its own list and with rpiv_todo
+# (bench/own_lists.py, the release server, in a network namespace of loopback only when
+# unshare allows), counted by bench/tokens_agents.mjs.
+own_list_counts() {
+    local npm_dir=${RPIV_BENCH_NPM:-$HOME/.cache/rpiv_todo/bench-npm} out recordings
+    token_counts >/dev/null # the tokenizers, installed on first use
+    cargo build --release -p rpiv_todo_mcp >/dev/null 2>&1
+    out=$(mktemp -d)
+    local run=(python3 "$ROOT/bench/own_lists.py" "$out")
+    if unshare -n true 2>/dev/null; then
+        run=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${run[@]}")
+    fi
+    mapfile -t recordings < <("${run[@]}")
+    [[ ${#recordings[@]} -gt 0 ]] && node "$ROOT/bench/tokens_agents.mjs" "$npm_dir" "${recordings[@]}"
+    rm -rf "$out"
+    return 0
+}
+
 if [[ ${1:-} == --tokens ]]; then
     token_counts
+    exit 0
+fi
+if [[ ${1:-} == --own-lists ]]; then
+    own_list_counts
     exit 0
 fi
 if [[ ${1:-} == --tokens-agents ]]; then
