@@ -117,6 +117,15 @@ def last_user_text(req):
     return ""
 
 
+def close_and_record(server, model, project):
+    """Stop the scripted model's server and keep its requests beside the project, as
+    run.py's finish_agent does (requests-<port>.json, kept with --keep)."""
+    server.close()
+    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
+        json.dumps(model.requests, indent=1, ensure_ascii=False)
+    )
+
+
 def run_claude(R, env, project, calls, prompt_args, stdin_messages=None):
     """One claude process against a scripted model: (exit code, stdout, stderr, model)."""
     model = ms.ScriptedModel(calls)
@@ -136,11 +145,7 @@ def run_claude(R, env, project, calls, prompt_args, stdin_messages=None):
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as x:
         rc, out, err = -9, x.stdout or "", f"(killed after {R.RUN_TIMEOUT}s)"
-    server.close()
-    # Kept with --keep, as run.py keeps each agent's.
-    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
-        json.dumps(model.requests, indent=1, ensure_ascii=False)
-    )
+    close_and_record(server, model, project)
     return rc, out, err, model
 
 
@@ -341,10 +346,7 @@ def run_codex(R, env, project, calls, extra, big_first=0, budget=None):
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as x:
         rc, out, err = -9, str(x.stdout or ""), f"(killed after {R.RUN_TIMEOUT}s)"
-    server.close()
-    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
-        json.dumps(model.requests, indent=1, ensure_ascii=False)
-    )
+    close_and_record(server, model, project)
     return rc, out, err, model
 
 
@@ -435,10 +437,7 @@ def run_gemini(R, env, project, model, prompt):
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as x:
         rc, out, err = -9, str(x.stdout or ""), f"(killed after {R.RUN_TIMEOUT}s)"
-    server.close()
-    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
-        json.dumps(model.requests, indent=1, ensure_ascii=False)
-    )
+    close_and_record(server, model, project)
     return rc, out, err, model
 
 
@@ -531,10 +530,7 @@ def run_qwen(R, env, project, model, prompt_args, stdin_messages=None):
         err = proc.stderr.read()
         rc = proc.wait()
         timer.cancel()
-    server.close()
-    Path(project).parent.joinpath(f"requests-{server.port}.json").write_text(
-        json.dumps(model.requests, indent=1, ensure_ascii=False)
-    )
+    close_and_record(server, model, project)
     return rc, out, err, model
 
 
