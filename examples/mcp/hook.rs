@@ -431,7 +431,10 @@ pub fn decide_in(
             if kept {
                 return None;
             }
-            let mut text = lua_text(state, "compact")?;
+            // "Summarized" only where it was: a compaction, or Gemini CLI's compressed history.
+            let summarized =
+                input.get("source").and_then(Value::as_str) == Some("compact") || compressed;
+            let mut text = lua_text(state, if summarized { "compact" } else { "list" })?;
             record.shown = Some((key, activity));
             let note = seen.and_then(|(epoch, seq)| {
                 // The user's changes: the server names its writer after its client (an
@@ -468,8 +471,9 @@ fn refuse_builtin(event_name: &str) -> Value {
     })
 }
 
-/// A text of the Lua layer for `state`: `compact` (the list after a compaction) or
-/// `reminder` (the end of a turn with tasks in_progress).
+/// A text of the Lua layer for `state`: `compact` (the list after a compaction), `list`
+/// (the same list where nothing was summarized: a start, a resume, a /clear) or `reminder`
+/// (the end of a turn with tasks in_progress).
 pub fn lua_text(state: &State, what: &str) -> Option<String> {
     let made = (|| -> rpiv_todo::mlua::Result<Option<String>> {
         let lua = Lua::new();
@@ -479,8 +483,8 @@ pub fn lua_text(state: &State, what: &str) -> Option<String> {
         let f: Function = lua
             .load(
                 r#"local what, state = ...
-if what == "compact" then
-  return require("rpiv_todo.session.compaction").compact_text(state)
+if what == "compact" or what == "list" then
+  return require("rpiv_todo.session.compaction").compact_text(state, { summarized = what == "compact" })
 end
 return require("rpiv_todo").reminder(state)"#,
             )
@@ -520,6 +524,11 @@ Open tasks:\n\
 [pending] #3 Ship it ⛓ #1,#2\n\
 Keep using these ids with the todo tool; `list` shows every task.";
 
+    /// The same list where nothing was summarized (a start, a resume, a /clear).
+    fn listed() -> String {
+        COMPACT.replace(" (the conversation before this point was summarized)", "")
+    }
+
     fn context(answer: &Option<Value>) -> Option<&str> {
         answer.as_ref()?["hookSpecificOutput"]["additionalContext"].as_str()
     }
@@ -551,12 +560,12 @@ Keep using these ids with the todo tool; `list` shows every task.";
         for history in [History::Keeps, History::Forgets] {
             let mut r = Record::default();
             let first = decide_in(Event::SessionStart, &resume, &s, &j, &mut r, history);
-            assert_eq!(context(&first), Some(COMPACT), "{history:?}");
+            assert_eq!(context(&first), Some(listed().as_str()), "{history:?}");
             decide_in(Event::Stop, &json!({}), &s, &j, &mut r, history);
             // Resumed again, the list unchanged: Qwen Code's history lost the first copy.
             let again = decide_in(Event::SessionStart, &resume, &s, &j, &mut r, history);
-            let want = (history == History::Forgets).then_some(COMPACT);
-            assert_eq!(context(&again), want, "{history:?}");
+            let want = (history == History::Forgets).then(listed);
+            assert_eq!(context(&again), want.as_deref(), "{history:?}");
             // A compaction right after that resume: in again either way (it was not in
             // where the history keeps it; it went with the rest where it forgets it).
             let compact = json!({"source": "compact"});
@@ -565,8 +574,8 @@ Keep using these ids with the todo tool; `list` shows every task.";
             // A /clear right after: once where the history keeps it; again where it forgets.
             let clear = json!({"source": "clear"});
             let cleared = decide_in(Event::SessionStart, &clear, &s, &j, &mut r, history);
-            let want = (history == History::Forgets).then_some(COMPACT);
-            assert_eq!(context(&cleared), want, "{history:?}");
+            let want = (history == History::Forgets).then(listed);
+            assert_eq!(context(&cleared), want.as_deref(), "{history:?}");
         }
         assert_eq!(History::of_agent("qwen"), History::Forgets);
     }
@@ -577,7 +586,7 @@ Keep using these ids with the todo tool; `list` shows every task.";
         let mut r = Record::default();
         let input = json!({"source": "resume"});
         let first = decide(Event::SessionStart, &input, &s, &j, &mut r);
-        assert_eq!(context(&first), Some(COMPACT));
+        assert_eq!(context(&first), Some(listed().as_str()));
         assert_eq!(
             first.as_ref().unwrap()["hookSpecificOutput"]["hookEventName"],
             "SessionStart"
@@ -699,7 +708,7 @@ Keep using these ids with the todo tool; `list` shows every task.";
         let mut r = Record::default();
         assert_eq!(
             context(&decide(Event::BeforeAgent, &json!({}), &s, &j, &mut r)),
-            Some(COMPACT)
+            Some(listed().as_str())
         );
         decide(Event::Stop, &json!({}), &s, &j, &mut r);
         assert_eq!(
@@ -709,6 +718,8 @@ Keep using these ids with the todo tool; `list` shows every task.";
         );
         decide(Event::PreCompress, &json!({}), &s, &j, &mut r);
         let after = decide(Event::BeforeAgent, &json!({}), &s, &j, &mut r);
+        // After a compression the history was summarized: said so.
+        assert_eq!(context(&after), Some(COMPACT));
         assert_eq!(
             after.unwrap()["hookSpecificOutput"]["hookEventName"],
             "BeforeAgent"

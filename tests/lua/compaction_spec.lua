@@ -241,4 +241,19 @@ T.test("the compact form counts every status and shows blockers and activeForm",
   )
 end)
 
+T.test("compact_text says the conversation was summarized only when it was", function()
+  local compaction = require("rpiv_todo.session.compaction")
+  local state = { tasks = { { id = 1, subject = "Write the parser", status = "pending" } }, nextId = 2 }
+  local body = "1 task (1 pending).\nOpen tasks:\n[pending] #1 Write the parser"
+    .. "\nKeep using these ids with the todo tool; `list` shows every task."
+  local summarized = "The todo list as it stands (the conversation before this point was summarized): "
+  T.eq(compaction.compact_text(state), summarized .. body, "after a compaction (the default)")
+  T.eq(compaction.compact_text(state, { summarized = true }), summarized .. body, "summarized = true")
+  T.eq(
+    compaction.compact_text(state, { summarized = false }),
+    "The todo list as it stands: " .. body,
+    "a start, a resume or a /clear"
+  )
+end)
+
 T.finish()

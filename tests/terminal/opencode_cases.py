@@ -27,7 +27,7 @@ import plugin_cases as pc
 PLUGIN = "plugins/opencode/rpiv-todo.js"
 # The list after step 1, as the hook writes it (hand-written).
 OPEN_LIST = (
-    pc.LIST_HEAD + "2 tasks (1 in progress, 1 pending).\n"
+    pc.SUMMARIZED_HEAD + "2 tasks (1 in progress, 1 pending).\n"
     "Open tasks:\n"
     "[in_progress] #1 Write the parser\n"
     "[pending] #2 Write the tests\n"

@@ -35,10 +35,12 @@ H.COUNTED = {
 ---The list in compact form, for the model after a compaction: the counts, then each open
 ---task (in_progress first, then pending) as the tool's `list` shows it: status, id,
 ---subject, activeForm while in progress, and blockers (`⛓ #1,#2`). English, like
----everything the model reads.
+---everything the model reads. With `opts.summarized = false` (a resumed or cleared
+---conversation, a session's start) the first line does not say it was summarized.
 ---@param state rpiv_todo.State
+---@param opts? { summarized?: boolean }
 ---@return string
-function M.compact_text(state)
+function M.compact_text(state, opts)
   local counts = { pending = 0, in_progress = 0, completed = 0, deleted = 0 }
   for _, t in ipairs(state.tasks) do
     counts[t.status] = (counts[t.status] or 0) + 1
@@ -50,13 +52,10 @@ function M.compact_text(state)
       parts[#parts + 1] = counts[c[1]] .. " " .. c[2]
     end
   end
+  local head = (opts and opts.summarized == false) and "The todo list as it stands: "
+    or "The todo list as it stands (the conversation before this point was summarized): "
   local lines = {
-    "The todo list as it stands (the conversation before this point was summarized): "
-      .. shown
-      .. (shown == 1 and " task" or " tasks")
-      .. " ("
-      .. table.concat(parts, ", ")
-      .. ").",
+    head .. shown .. (shown == 1 and " task" or " tasks") .. " (" .. table.concat(parts, ", ") .. ").",
   }
   local list = H.core().list(state)
   if counts.in_progress + counts.pending == 0 then
