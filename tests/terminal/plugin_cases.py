@@ -133,6 +133,19 @@ def close_and_record(server, model, project):
     )
 
 
+def check_resumed(R, name, model):
+    """Step 2's checks, where a resume comes before a turn that ends with #2 in progress:
+    the first request carries the open list once and no request carries it twice; one
+    request carries the reminder, once. The requests and each one's count of reminders."""
+    reqs = model_requests(model)
+    bodies = [body_text(r) for r in reqs]
+    R.eq(bodies[0].count(RESUMED_LIST) if bodies else None, 1, f"{name}: 2: after the resume the first request carries the open list once")
+    R.eq(max((b.count(LIST_HEAD) for b in bodies), default=0), 1, f"{name}: 2: no request carries it twice")
+    reminded = [b.count(REMINDER) for b in bodies]
+    R.eq([n for n in reminded if n], [1], f"{name}: 2: the turn's end is blocked once: one request carries the reminder, once")
+    return reqs, reminded
+
+
 def run_claude(R, env, project, calls, prompt_args, stdin_messages=None):
     """One claude process against a scripted model: (exit code, stdout, stderr, model)."""
     model = ms.ScriptedModel(calls)
@@ -251,16 +264,7 @@ def claude_plugin(R, args, scratch, home, project, env, registry):
     more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
     rc, out, err, model = run_claude(R, env, project, more, ["--resume", session, "-p", "Go on."])
     R.eq(rc, 0, f"{name}: 2: the resumed session exited 0")
-    reqs = model_requests(model)
-    bodies = [body_text(r) for r in reqs]
-    R.eq(bodies[0].count(RESUMED_LIST) if bodies else None, 1, f"{name}: 2: after the resume the first request carries the open list once")
-    R.eq(max((b.count(LIST_HEAD) for b in bodies), default=0), 1, f"{name}: 2: no request carries it twice")
-    reminded = [b.count(REMINDER) for b in bodies]
-    R.eq(
-        [n for n in reminded if n],
-        [1],
-        f"{name}: 2: the turn's end is blocked once: one request carries the reminder, once",
-        )
+    reqs, reminded = check_resumed(R, name, model)
     R.check(reminded and reminded[-1] == 1, f"{name}: 2: the reminder is in the last request", reminded)
     feedback = last_user_text(reqs[-1]) if reqs else ""
     R.eq(feedback, "Stop hook feedback:\n" + REMINDER, f"{name}: 2: as Stop hook feedback, the last request's last message")
@@ -394,12 +398,7 @@ def codex_plugin(R, args, scratch, home, project, env, registry):
     more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
     rc, out, err, model = run_codex(R, env, project, more, ["resume", session, "Go on."])
     R.eq(rc, 0, f"{name}: 2: the resumed session exited 0")
-    reqs = model_requests(model)
-    bodies = [body_text(r) for r in reqs]
-    R.eq(bodies[0].count(RESUMED_LIST) if bodies else None, 1, f"{name}: 2: after the resume the first request carries the open list once")
-    R.eq(max((b.count(LIST_HEAD) for b in bodies), default=0), 1, f"{name}: 2: no request carries it twice")
-    reminded = [b.count(REMINDER) for b in bodies]
-    R.eq([n for n in reminded if n], [1], f"{name}: 2: the turn's end is blocked once: one request carries the reminder, once")
+    reqs, reminded = check_resumed(R, name, model)
     R.check(reminded and reminded[-1] == 1, f"{name}: 2: the reminder is in the last request", reminded)
     R.check(ms.FINAL_TEXT in out, f"{name}: 2: the turn then ended", out[-300:])
 
@@ -566,12 +565,7 @@ def qwen_plugin(R, args, scratch, home, project, env, registry):
     more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
     rc, out, err, model = run_qwen(R, env, project, more, ["--resume", session, "Go on."])
     R.eq(rc, 0, f"{name}: 2: the resumed session exited 0")
-    reqs = model_requests(model)
-    bodies = [body_text(r) for r in reqs]
-    R.eq(bodies[0].count(RESUMED_LIST) if bodies else None, 1, f"{name}: 2: after the resume the first request carries the open list once")
-    R.eq(max((b.count(LIST_HEAD) for b in bodies), default=0), 1, f"{name}: 2: no request carries it twice")
-    reminded = [b.count(REMINDER) for b in bodies]
-    R.eq([n for n in reminded if n], [1], f"{name}: 2: the turn's end is blocked once: one request carries the reminder, once")
+    reqs, reminded = check_resumed(R, name, model)
     R.eq(last_user_text(reqs[-1]) if reqs else None, REMINDER, f"{name}: 2: as the last request's last message")
     R.check(ms.FINAL_TEXT in out, f"{name}: 2: the turn then ended", out[-300:])
 
