@@ -2,6 +2,8 @@
 
     python3 tests/terminal/run.py opencode-plugin [--server binary|script|npx ...]
 
+(run by plugin_cases.run_case, which installs as the other plugins are installed)
+
 The blocks of docs/agents.md tagged readme-test=opencode (the server in opencode.json) and
 readme-test=opencode-plugin (the plugin file copied into ~/.config/opencode/plugin/) are
 applied as a user would, the GitHub clone replaced by this checkout. opencode has no hook
@@ -62,45 +64,13 @@ class Compacting(pc.Sequence):
         return super().decide(api, body)
 
 
-def run_case(case, R, args, cache, scratch):
-    """opencode-plugin: run.py's exit code for the case."""
-    pin = R.pins()["opencode"]
-    bindir, why = R.cli_bin(cache, pin)
-    if bindir is None:
-        print(f"skipped: {why}")
-        return R.SKIP
-    readme = R.readme_path(args.readme)
-    blocks = R.readme_blocks(readme, "opencode") + R.readme_blocks(readme, case)
-    if not R.check(len(blocks) == 2, f"{case}: the docs have the server's block and the plugin's", blocks):
-        return 1
-    setup = R.server_setup(args, scratch)
-    if setup is None:
-        return 1
-    server_command, registry = setup
-    try:
-        home, project = Path(scratch, "home"), Path(scratch, "project")
-        home.mkdir()
-        project.mkdir()
-        Path(home, ".local", "share").mkdir(parents=True)  # what git clone would make
-        env = R.base_env(home, bindir)
-        R.check_version(case, pin, bindir, blocks, env)
-        if registry:
-            registry.npmrc(home, scratch)
-        if server_command:
-            # A user with the binary sets this; the plugin's hooks then run it.
-            env["RPIV_TODO_MCP_BINARY"] = server_command
-        server_blocks = [b for b in blocks if b[1].get("readme-test") == "opencode"]
-        errors = R.apply_blocks(server_blocks, home, project, env, server_command)
-        R.check(not errors, f"{case}: the server's block was written", errors)
-        pc.install(R, case, [b for b in blocks if b not in server_blocks], home, project, env, R.ROOT)
-        installed = Path(home, ".config", "opencode", "plugin", Path(PLUGIN).name)
-        same = installed.exists() and installed.read_text() == (R.ROOT / PLUGIN).read_text()
-        R.check(same, f"{case}: the plugin is in ~/.config/opencode/plugin/", str(installed))
-        steps(R, case, env, project)
-    finally:
-        if registry:
-            registry.close()
-    return 0
+def opencode_plugin(R, args, scratch, home, project, env, registry):
+    """The plugin file in place, then the two compactions (see the module's text)."""
+    case = "opencode-plugin"
+    installed = Path(home, ".config", "opencode", "plugin", Path(PLUGIN).name)
+    same = installed.exists() and installed.read_text() == (R.ROOT / PLUGIN).read_text()
+    R.check(same, f"{case}: the plugin is in ~/.config/opencode/plugin/", str(installed))
+    steps(R, case, env, project)
 
 
 def run(R, env, project, model):

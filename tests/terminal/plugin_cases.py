@@ -25,7 +25,8 @@ install rpiv-todo/rpiv_todo:rpiv-todo`, the marketplace always a copy), then the
 steps with `/compress` for `/compact` (a prompt before it, the prompts sent one at a time
 over stream-json), and before step 5 a resume with the list unchanged: the list again, once
 (Qwen Code keeps a hook's context out of its session file, so the resumed history has no
-earlier copy; the hook knows Qwen Code by QWEN_PROJECT_DIR). codex-plugin and gemini-plugin: see their functions.
+earlier copy; the hook knows Qwen Code by QWEN_PROJECT_DIR). codex-plugin, gemini-plugin
+and copilot-plugin: see their functions; opencode-plugin: tests/terminal/opencode_cases.py.
 """
 
 import json
@@ -181,6 +182,9 @@ def run_case(case, R, args, cache, scratch):
     blocks = R.readme_blocks(readme, case)
     if not R.check(blocks, f"{case}: {readme.name} has blocks tagged readme-test={case}"):
         return 1
+    if agent == "opencode":
+        # Its plugin's blocks copy the file; the server is registered by hand, first.
+        blocks = R.readme_blocks(readme, "opencode") + blocks
     crate = re.search(r'^version = "(.*)"', (R.ROOT / "Cargo.toml").read_text(), re.M).group(1)
     manifests = [".claude-plugin/marketplace.json", "plugins/rpiv-todo/.claude-plugin/plugin.json", "plugins/gemini/gemini-extension.json"]
     versions = {m: re.findall(r'"version": "([^"]*)"', (R.ROOT / m).read_text()) for m in manifests}
@@ -202,18 +206,27 @@ def run_case(case, R, args, cache, scratch):
             env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
             R.agent_env(env, "gemini", "http://127.0.0.1:9")  # its first-start settings
             Path(home, ".local", "share").mkdir(parents=True)  # what git clone would make
+        if agent == "opencode":
+            Path(home, ".local", "share").mkdir(parents=True, exist_ok=True)  # what git clone would make
+            if server_command:
+                # A user with the binary sets this; the plugin's hooks then run it.
+                env["RPIV_TODO_MCP_BINARY"] = server_command
         if agent == "copilot":
             # Test-only: no GitHub sign-in or update check while the blocks run.
             env.update(COPILOT_OFFLINE="true", COPILOT_AUTO_UPDATE="false")
         market = marketplace_copy(R, scratch, server_command, always=agent == "qwen")
-        # Qwen Code's block registers the server by hand: its npx command replaced as run.py does.
-        install(R, case, blocks, home, project, env, market, server_command if agent == "qwen" else None)
+        # Qwen Code's and opencode's blocks register the server by hand: the npx command
+        # replaced as run.py does.
+        by_hand = agent in ("qwen", "opencode")
+        install(R, case, blocks, home, project, env, market, server_command if by_hand else None)
+        import opencode_cases
         plugins = {
             "claude": claude_plugin,
             "codex": codex_plugin,
             "gemini": gemini_plugin,
             "qwen": qwen_plugin,
             "copilot": copilot_plugin,
+            "opencode": opencode_cases.opencode_plugin,
         }
         plugins[agent](
             R, args, scratch, home, project, env, registry

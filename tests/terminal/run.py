@@ -860,10 +860,6 @@ def main():
     try:
         if args.case == "pair":
             rc = run_pair(args, cache, scratch)
-        elif args.case == "opencode-plugin":
-            import opencode_cases
-
-            rc = opencode_cases.run_case(args.case, sys.modules[__name__], args, cache, scratch)
         elif args.case.endswith("-plugin"):
             import plugin_cases
 
