@@ -253,6 +253,23 @@ def install(R, case, blocks, home, project, env, market, server_command=None):
     R.check(not errors, f"{case}: the README's blocks ran (marketplace add, plugin install)", errors)
 
 
+def check_first_session(R, name, agent, own, ran, args, env, project, scratch, registry):
+    """Step 1's checks, a new session making the seven calls (`ran`: the run's exit code,
+    stdout, stderr and model): the server came as the blocks say, every reply reached the
+    model, the list is where Neovim reads it, the agent's own list (`own`) is not offered,
+    and no request carries the list or a reminder. The requests' texts."""
+    rc, out, err, model = ran
+    R.check_npx(name, registry)
+    R.check_run(name, model, rc, out, err)
+    R.check_saved(name, env, project, args.nvim, scratch)
+    offered = R.all_offered(model)
+    R.eq([b for b in R.BUILTIN[agent] if b in offered], [], f"{name}: {own} is not offered")
+    bodies = [body_text(r) for r in model_requests(model)]
+    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
+    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+    return bodies
+
+
 def claude_plugin(R, args, scratch, home, project, env, registry):
     name = "claude-plugin"
     installed = json.loads(Path(home, ".claude", "settings.json").read_text()).get("enabledPlugins", {})
@@ -260,17 +277,11 @@ def claude_plugin(R, args, scratch, home, project, env, registry):
 
     session = str(uuid.uuid4())
     # 1. A new session: the seven calls.
-    rc, out, err, model = run_claude(R, env, project, R.CALLS, ["--session-id", session, "-p", R.PROMPT])
-    R.check_npx(name, registry)
-    R.check_run(name, model, rc, out, err)
-    main = R.main_requests(model)
+    ran = run_claude(R, env, project, R.CALLS, ["--session-id", session, "-p", R.PROMPT])
+    main = R.main_requests(ran[3])
     R.eq(main[0][2] if main else None, PLUGIN_TOOL, f"{name}: the tool is offered as {PLUGIN_TOOL}")
-    R.check_saved(name, env, project, args.nvim, scratch)
-    offered = R.all_offered(model)
-    R.eq([b for b in R.BUILTIN["claude"] if b in offered], [], f"{name}: Claude Code's own task tools are not offered")
-    bodies = [body_text(r) for r in model_requests(model)]
-    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
-    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+    own = "Claude Code's own task tools"
+    bodies = check_first_session(R, name, "claude", own, ran, args, env, project, scratch, registry)
     R.eq(sum(b.count(TOLD) for b in bodies), 0, f"{name}: 1: the model is not told what the user is told")
 
     # 2. Resumed: #2 set in progress; the list once at the start, the reminder once at the end.
@@ -393,15 +404,9 @@ def codex_plugin(R, args, scratch, home, project, env, registry):
     R.check('[plugins."rpiv-todo@rpiv-todo"]\nenabled = true' in config, f"{name}: the plugin is enabled in ~/.codex/config.toml", config)
 
     # 1. A new session: the seven calls.
-    rc, out, err, model = run_codex(R, env, project, R.CALLS, [R.PROMPT])
-    R.check_npx(name, registry)
-    R.check_run(name, model, rc, out, err)
-    R.check_saved(name, env, project, args.nvim, scratch)
-    offered = R.all_offered(model)
-    R.eq([b for b in R.BUILTIN["codex"] if b in offered], [], f"{name}: Codex's own plan tool is not offered")
-    bodies = [body_text(r) for r in model_requests(model)]
-    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
-    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+    ran = run_codex(R, env, project, R.CALLS, [R.PROMPT])
+    check_first_session(R, name, "codex", "Codex's own plan tool", ran, args, env, project, scratch, registry)
+    err = ran[2]
     m = re.search(r"session id: (\S+)", err)
     if not R.check(m, f"{name}: 1: codex exec names its session", err[-500:]):
         return
@@ -564,15 +569,8 @@ def qwen_plugin(R, args, scratch, home, project, env, registry):
 
     session = str(uuid.uuid4())
     # 1. A new session: the seven calls.
-    rc, out, err, model = run_qwen(R, env, project, R.CALLS, ["--session-id", session, R.PROMPT])
-    R.check_npx(name, registry)
-    R.check_run(name, model, rc, out, err)
-    R.check_saved(name, env, project, args.nvim, scratch)
-    offered = R.all_offered(model)
-    R.eq([b for b in R.BUILTIN["qwen"] if b in offered], [], f"{name}: Qwen Code's own todo_write is not offered")
-    bodies = [body_text(r) for r in model_requests(model)]
-    R.eq(sum(b.count(LIST_HEAD) for b in bodies), 0, f"{name}: 1: no request carries the list (it started empty)")
-    R.eq(sum(b.count("Reminder from the todo tool") for b in bodies), 0, f"{name}: 1: no reminder (none in progress)")
+    ran = run_qwen(R, env, project, R.CALLS, ["--session-id", session, R.PROMPT])
+    check_first_session(R, name, "qwen", "Qwen Code's own todo_write", ran, args, env, project, scratch, registry)
 
     # 2. Resumed: #2 set in progress; the list once at the start, the reminder once at the end.
     more = R.CALLS + [{"action": "update", "id": 2, "status": "in_progress"}]
