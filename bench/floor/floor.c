@@ -13,15 +13,22 @@
 #include "lua.h"
 #include "lauxlib.h"
 
-static int floor_copy(lua_State *L) {
-  size_t n = lua_objlen(L, 1), i;
+/* The tasks at 1 copied table to table; with `check`, also the reads any check needs. */
+static int copy_tasks(lua_State *L, int check) {
+  size_t n = lua_objlen(L, 1), i, len;
   lua_settop(L, 1);
   lua_createtable(L, (int)n, 0);
   for (i = 1; i <= n; i++) {
     lua_rawgeti(L, 1, (int)i); /* the task, at 3 */
+    if (check && lua_type(L, 3) != LUA_TTABLE) return 0;
     lua_createtable(L, 0, 4);  /* its copy, at 4 */
     lua_pushnil(L);
     while (lua_next(L, 3)) {   /* key at 5, value at 6 */
+      if (check) {
+        if (lua_type(L, 5) != LUA_TSTRING) return 0;
+        (void)lua_tolstring(L, 5, &len);
+        if (lua_type(L, 6) == LUA_TSTRING) (void)lua_tolstring(L, 6, &len);
+      }
       lua_pushvalue(L, 5);
       lua_insert(L, 6);
       lua_rawset(L, 4);
@@ -32,28 +39,9 @@ static int floor_copy(lua_State *L) {
   return 1;
 }
 
-static int floor_checked(lua_State *L) {
-  size_t n = lua_objlen(L, 1), i, len;
-  lua_settop(L, 1);
-  lua_createtable(L, (int)n, 0);
-  for (i = 1; i <= n; i++) {
-    lua_rawgeti(L, 1, (int)i);
-    if (lua_type(L, 3) != LUA_TTABLE) return 0;
-    lua_createtable(L, 0, 4);
-    lua_pushnil(L);
-    while (lua_next(L, 3)) {
-      if (lua_type(L, 5) != LUA_TSTRING) return 0;
-      (void)lua_tolstring(L, 5, &len);
-      if (lua_type(L, 6) == LUA_TSTRING) (void)lua_tolstring(L, 6, &len);
-      lua_pushvalue(L, 5);
-      lua_insert(L, 6);
-      lua_rawset(L, 4);
-    }
-    lua_rawseti(L, 2, (int)i);
-    lua_settop(L, 2);
-  }
-  return 1;
-}
+static int floor_copy(lua_State *L) { return copy_tasks(L, 0); }
+
+static int floor_checked(lua_State *L) { return copy_tasks(L, 1); }
 
 int luaopen_floor(lua_State *L) {
   lua_createtable(L, 0, 2);
