@@ -93,6 +93,14 @@ T.test("a blockedBy that is no array of ids: the older snapshot wins", function(
     ["empty object"] = function()
       return { x = 1 }
     end,
+    -- A border far past the keys: 29 keys, a length of 2^28. Nothing may be sized by it.
+    ["keys at powers of two"] = function()
+      local b = {}
+      for k = 28, 0, -1 do
+        b[2 ^ k] = 1
+      end
+      return b
+    end,
   }
   for name, make in pairs(cases) do
     local s = H.replay({

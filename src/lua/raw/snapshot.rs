@@ -77,6 +77,9 @@ pub fn snapshot_table(
     }
 }
 
+/// The most array slots a `blockedBy` copy is made with before its keys are counted.
+const PRESIZE: usize = 64;
+
 /// Stack slots in `copy`: array metatable, consts, tasks, nextId, then the eight task
 /// field names in `FIELDS` order (`InternedKeys::new` leaves them there).
 const COPY_CONSTS: c_int = 2;
@@ -258,9 +261,9 @@ unsafe fn copy_task(l: L, interned: &InternedKeys, src: c_int, links: &mut Links
 }
 
 /// Push a copy of the non-empty id array at `idx` (keys exactly `1..n`, integer ids),
-/// adding the ids to `edges` in array order. One pass of `lua_next`: each key must be an
-/// index in `1..n`, where `n` is the raw length, and there must be `n` of them (keys are
-/// distinct, so that is exactly `1..n`; the length is a border only, never trusted alone).
+/// adding the ids to `edges`. One pass of `lua_next`: the keys must come as `1, 2, ...`
+/// and there must be `n` of them, `n` the raw length (a border only, never trusted alone).
+/// (false with the copy half made when not: the caller drops the stack.)
 ///
 /// # Safety
 ///
@@ -290,24 +293,25 @@ unsafe fn copy_ids(
             return false;
         }
     }
-    let start = edges.len();
-    edges.resize(start.saturating_add(n), 0);
-    ffi::lua_createtable(l, n.min(c_int::MAX as usize) as c_int, 0);
+    // Nothing is sized by `n` before the keys are counted: a border far past the keys
+    // (keys at powers of two: a length of 2^28 with 29 keys) must not allocate for it.
+    ffi::lua_createtable(l, n.min(PRESIZE) as c_int, 0);
     let dst = ffi::lua_gettop(l);
     let (key, val) = (dst.saturating_add(1), dst.saturating_add(2));
     let mut count: usize = 0;
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, idx) != 0 {
         count = count.saturating_add(1);
-        let at = index(l, key, n);
+        // Keys in order, as `lua_next` gives an array part's; any other order (keys in the
+        // hash part) is left to the general reading, which decides the same.
         let id = num(l, val).and_then(|v| crate::params::id("blockedBy", &v).ok());
-        let (Some(at), Some(id)) = (at, id) else {
+        let (Some(true), Some(id)) = (index(l, key, n).map(|at| at == count), id) else {
             return false;
         };
-        edges[start.saturating_add(at).saturating_sub(1)] = id;
+        edges.push(id);
         ffi::lua_settop(l, key);
         ffi::lua_pushinteger(l, id as _);
-        ffi::lua_rawseti(l, dst, at as _);
+        ffi::lua_rawseti(l, dst, count as _);
     }
     count == n
 }
