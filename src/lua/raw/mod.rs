@@ -149,6 +149,8 @@ pub unsafe fn str<'a>(l: L, idx: c_int) -> Option<&'a str> {
     // ASCII first: inlined, it is a few word reads for a short string where `from_utf8`
     // is a call that costs as much as a C API call (about a fifth of a snapshot's copy).
     if bytes.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8 (checked on the line above);
+        // `from_utf8` would only check it again.
         return Some(std::str::from_utf8_unchecked(bytes));
     }
     std::str::from_utf8(bytes).ok()
