@@ -113,6 +113,15 @@ def _openai_text(output):
     return "".join(p.get("text", "") for p in output or [] if isinstance(p, dict))
 
 
+def _arguments(text):
+    """A call's arguments as the OpenAI APIs send them (JSON text): the value, or the text
+    itself when it is not JSON."""
+    try:
+        return json.loads(text or "null")
+    except ValueError:
+        return text
+
+
 def todo_exchanges(api, body, name):
     """The todo calls in a request's conversation, in order: a list of dicts with the
     call's `args` and its `result` (the text the model is shown, None while unanswered),
@@ -140,11 +149,7 @@ def todo_exchanges(api, body, name):
             if item.get("namespace"):
                 full = item["namespace"] + "." + full
             if kind == "function_call" and full == name:
-                try:
-                    args = json.loads(item.get("arguments") or "null")
-                except ValueError:
-                    args = item.get("arguments")
-                calls[item["call_id"]] = {"args": args, "result": None}
+                calls[item["call_id"]] = {"args": _arguments(item.get("arguments")), "result": None}
                 order.append(item["call_id"])
             elif kind == "function_call_output" and item.get("call_id") in calls:
                 call = calls[item["call_id"]]
@@ -155,11 +160,7 @@ def todo_exchanges(api, body, name):
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 if function.get("name") == name:
-                    try:
-                        args = json.loads(function.get("arguments") or "null")
-                    except ValueError:
-                        args = function.get("arguments")
-                    calls[call["id"]] = {"args": args, "result": None}
+                    calls[call["id"]] = {"args": _arguments(function.get("arguments")), "result": None}
                     order.append(call["id"])
             if message.get("role") == "tool" and message.get("tool_call_id") in calls:
                 call = calls[message["tool_call_id"]]
