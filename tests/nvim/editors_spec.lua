@@ -135,10 +135,35 @@ for _, method in ipairs({ "auto", "poll" }) do
     local states, project = H.tempdir(), H.tempdir()
     local a = H.start("a", project, states, method)
     local b = H.start("b", project, states, method)
-    T.eq(
-      a.run('return require("rpiv_todo.nvim.persist").watching()'),
-      method == "auto" and "fs_event" or "poll",
-      "how a watches"
+    local how = a.run('return { require("rpiv_todo.nvim.persist").watching() }')
+    if method == "auto" and how[1] == "poll" then
+      -- The kernel can refuse inotify (its per-user limits used up by other programs):
+      -- then auto must poll, say why, and a watch of its own must fail in a too.
+      local probe = a.run([[
+        local h = vim.loop.new_fs_event()
+        local ok, err = h:start(vim.fn.getcwd(), {}, function() end)
+        h:close()
+        return ok and "started" or tostring(err)
+      ]])
+      T.ok(type(how[2]) == "string" and how[2] ~= "", "auto says why it polls: " .. tostring(how[2]))
+      T.ok(probe ~= "started", "fs_event fails in a too (" .. probe .. "), so polling is right")
+      T.note("inotify refused here (" .. how[2] .. "); auto polled")
+    else
+      T.same(how, { method == "auto" and "fs_event" or "poll" }, "how a watches")
+    end
+    local health = a.run([[
+      vim.cmd("checkhealth rpiv_todo")
+      local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+      vim.cmd("bwipeout!")
+      return text
+    ]])
+    T.contains(
+      health,
+      "other programs' changes to these lists are followed ("
+        .. how[1]
+        .. (how[2] and (": fs_event could not start, " .. how[2]) or "")
+        .. ")",
+      "health says how a watches"
     )
     -- a works in a chat of its own; b, like an agent outside the editor, in "default".
     a.run('return E.nv.execute({ action = "create", subject = "Chat task" }, { session = "chat-1" })')
@@ -160,7 +185,7 @@ for _, method in ipairs({ "auto", "poll" }) do
       { "Updated #1 (pending → completed)" },
       "a: its edit confirmed, nothing else to report"
     )
-    if method == "auto" then
+    if how[1] == "fs_event" then
       -- fs_event names the file: a list of this directory a doesn't use yet shows too.
       b.run('return E.nv.execute({ action = "create", subject = "In chat 9" }, { session = "chat-9" })')
       T.eq(a.run('return E.panel_shows("In chat 9")'), true, "a follows a new session's list")

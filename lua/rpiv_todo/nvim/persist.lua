@@ -57,7 +57,9 @@
 --- generation moved) and the panel follows it within a second, as it follows
 --- the session of a tool call (unless a session is pinned). The poll looks at
 --- the sessions in use here, the shown one and "default" (the MCP server's);
---- fs events see any list of this directory.
+--- fs events see any list of this directory. Fs events cannot start when the
+--- kernel's inotify limits are used up (EMFILE, ENOSPC); `:checkhealth
+--- rpiv_todo` then says "poll" and why.
 ---
 --- Files that are not what they should be. A missing file is an empty list. A
 --- file whose content is not a list (empty, truncated, not JSON, breaking the
@@ -164,7 +166,7 @@ end
 -- Watching: another program's change reaches the panel within a second
 -- ---------------------------------------------------------------------------
 
-H.watcher = nil -- { event = uv fs_event handle or nil, timer = uv timer or nil, dir, sigs }
+H.watcher = nil -- { event = uv fs_event handle or nil, timer = uv timer or nil, dir, sigs, method, why }
 
 ---The sessions to watch: every one with a file, the shown one and this directory's
 ---"default" (the session an agent outside the editor, the MCP server, writes).
@@ -283,12 +285,15 @@ function H.watch(dir)
     w.sigs[id] = H.signature(path)
   end
   H.watcher = w
-  if M.watch_method ~= "poll" and uv.new_fs_event ~= nil then
-    local handle = uv.new_fs_event()
+  if M.watch_method ~= "poll" then
+    local handle, err = nil, "this luv has no fs_event"
+    if uv.new_fs_event ~= nil then
+      handle, err = uv.new_fs_event()
+    end
     if handle ~= nil then
       local pending = {}
-      local ok = handle:start(dir, {}, function(err, name)
-        if err ~= nil then
+      local ok, start_err = handle:start(dir, {}, function(event_err, name)
+        if event_err ~= nil then
           return
         end
         local k = name or ""
@@ -306,8 +311,12 @@ function H.watch(dir)
         w.method = "fs_event"
         return
       end
+      err = tostring(start_err)
       pcall(handle.close, handle)
     end
+    -- The kernel may refuse a watch (EMFILE or ENOSPC once inotify's per-user limits are
+    -- used up): polling still follows the other programs, and health says why.
+    w.why = err
   end
   local timer = uv.new_timer()
   w.timer = timer
@@ -338,10 +347,16 @@ function H.unwatch()
   end
 end
 
----How the directory is watched now: "fs_event", "poll" or nil (not watched).
----@return string|nil
+---How the directory is watched now: "fs_event", "poll" or nil (not watched); with
+---"poll" under watch_method "auto", also why fs_event could not start.
+---@return string|nil method
+---@return string|nil why
 function M.watching()
-  return H.watcher and H.watcher.method or nil
+  local w = H.watcher
+  if w == nil then
+    return nil
+  end
+  return w.method, w.why
 end
 
 ---The text of :Todos file.
@@ -406,9 +421,10 @@ function H.health(report)
         tostring(saved.max_age_days)
       )
     )
-    local watching = M.watching()
+    local watching, why = M.watching()
     report.info(
-      watching and ("other programs' changes to these lists are followed (" .. watching .. ")")
+      watching
+          and ("other programs' changes to these lists are followed (" .. watching .. (why and (": fs_event could not start, " .. why) or "") .. ")")
         or "other programs' changes are not watched; each change here still starts from the newest list in the file"
     )
     if status.last_error ~= nil then
