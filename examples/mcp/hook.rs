@@ -331,7 +331,8 @@ fn count(state: &State, status: Status) -> usize {
 /// What a resumed session's history holds of what a hook put in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum History {
-    /// The hooks' context is in the saved session (Claude Code, Codex): a resume already
+    /// The hooks' context is in the saved session (Claude Code, Codex, opencode's synthetic
+    /// part): a resume already
     /// shows the list last put in.
     Keeps,
     /// The hooks' context lives in memory only (Qwen Code 0.24: not in its session file),

@@ -332,6 +332,12 @@ def agent_env(base_env, name, url):
             OPENCODE_DISABLE_SHARE="1",
         )
         args += ["-m", "scripted/m"]
+        # opencode installs @opencode-ai/plugin into its config folder at every start until
+        # it has it (online, once). Offline, npm's retries make that 70 s a run: none here.
+        npmrc = Path(env["HOME"], ".npmrc")
+        text = npmrc.read_text() if npmrc.exists() else ""
+        if "fetch-retries=" not in text:
+            npmrc.write_text(text + "fetch-retries=0\n")
     elif name == "copilot":
         # Copilot CLI's own provider (BYOK) on Chat Completions, offline: no GitHub
         # sign-in, telemetry or update; every tool allowed (needed with -p).
