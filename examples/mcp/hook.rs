@@ -332,8 +332,7 @@ fn count(state: &State, status: Status) -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum History {
     /// The hooks' context is in the saved session (Claude Code, Codex, opencode's synthetic
-    /// part): a resume already
-    /// shows the list last put in.
+    /// part): a resume already shows the list last put in.
     Keeps,
     /// The hooks' context lives in memory only (Qwen Code 0.24: not in its session file),
     /// so a resume has lost it, and a compaction or a /clear drops it with the rest.
