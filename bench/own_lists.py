@@ -3,9 +3,11 @@ own list and once with rpiv_todo, against the scripted model (tests/terminal/mod
 the request bodies kept for bench/tokens_agents.mjs to count. Asserts nothing.
 
     python3 bench/own_lists.py OUT_DIR [--clis DIR] [--agents claude,codex,gemini]
+                               [--session short|long]
 
-The session (bench/tokens.lua's): six tasks, #3 waiting on #2 and #6 on #5, each started and
-completed in turn, the list read after #3 starts and at the end.
+The session (bench/tokens.lua's; --session short, the default): six tasks, #3 waiting on #2
+and #6 on #5, each started and completed in turn, the list read after #3 starts and at the
+end.
   - Claude Code 2.1.197 with its Task tools (its default in -p): TaskCreate x6, TaskUpdate
     addBlockedBy x2, TaskUpdate per status change x12, TaskList x2: 22 calls;
   - Claude Code with TodoWrite (CLAUDE_CODE_ENABLE_TASKS=0): the whole list written at
@@ -15,14 +17,32 @@ completed in turn, the list read after #3 starts and at the end.
   - Codex 0.171.0 with update_plan (tools.update_plan.enabled) and Gemini CLI 0.61.0 with
     write_todos (yolo mode, where it is offered): the whole list at each change, 13 calls;
     each with rpiv_todo as above.
+
+--session long, Claude Code only: the same list work (the same calls, in eight steps) in a
+session of 24 prompts and a `/compact` over four processes, a new session and three
+`--resume`s, each sending its messages one at a time over stream-json: 7 prompts of list
+work (the first does two steps), 17 idle ones (the model reads two of the project's files
+and replies: three turns, no list call), and `/compact` in the third process, after an idle
+prompt. An idle stretch is four idle prompts (12 turns), long enough for Claude Code's
+"haven't been used recently" reminder (LONG, IDLE_PROMPTS).
+Claude Code with its Task tools, with TodoWrite, and with rpiv_todo through its plugin
+(README.md's blocks tagged readme-test=claude-plugin, the marketplace a copy of this
+checkout's with the release binary for `npx -y rpiv-todo-mcp`), whose hooks put the list
+back after a resume or the compaction and remind the model at the end of a turn with a task
+in progress. Each run's requests, all processes in order, go to one file.
+
 Writes OUT_DIR/<label>.json (the recorded requests) and prints LABEL=PATH for each.
 """
 
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
+import threading
+import uuid
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,78 +63,106 @@ SUBJECTS = [
 WAITS = {3: [2], 6: [5]}
 
 
-def ours():
-    """The session as rpiv_todo calls, batched (bench/tokens.lua's `H.script(true)`)."""
+def ours_steps():
+    """The session as rpiv_todo calls, batched (bench/tokens.lua's `H.script(true)`), step by
+    step (STEPS)."""
     items = []
     for i, (subject, active) in enumerate(SUBJECTS, 1):
         item = {"subject": subject, "activeForm": active}
         if i in WAITS:
             item["blockedBy"] = WAITS[i]
         items.append(item)
-    calls = [("todo", {"action": "create", "tasks": items})]
+    steps = [[("todo", {"action": "create", "tasks": items})]]
     n = len(SUBJECTS)
     for i in range(1, n + 1):
         if i == 1:
-            calls.append(("todo", {"action": "update", "id": 1, "status": "in_progress"}))
+            steps.append([("todo", {"action": "update", "id": 1, "status": "in_progress"})])
         else:
             pair = [{"id": i - 1, "status": "completed"}, {"id": i, "status": "in_progress"}]
-            calls.append(("todo", {"action": "update", "tasks": pair}))
+            steps.append([("todo", {"action": "update", "tasks": pair})])
         if i == 3:
-            calls.append(("todo", {"action": "list"}))
-    calls.append(("todo", {"action": "update", "id": n, "status": "completed"}))
-    calls.append(("todo", {"action": "list"}))
-    return calls
+            steps[-1].append(("todo", {"action": "list"}))
+    steps.append([("todo", {"action": "update", "id": n, "status": "completed"}), ("todo", {"action": "list"})])
+    return steps
 
 
-def task_tools():
-    """The session as Claude Code's Task tool calls."""
-    calls = [
-        ("TaskCreate", {"subject": s, "description": s, "activeForm": a}) for s, a in SUBJECTS
-    ]
+def task_tools_steps():
+    """The session as Claude Code's Task tool calls, step by step."""
+    steps = [[("TaskCreate", {"subject": s, "description": s, "activeForm": a}) for s, a in SUBJECTS]]
     for task, deps in WAITS.items():
-        calls.append(("TaskUpdate", {"taskId": str(task), "addBlockedBy": [str(d) for d in deps]}))
+        steps[0].append(("TaskUpdate", {"taskId": str(task), "addBlockedBy": [str(d) for d in deps]}))
     n = len(SUBJECTS)
     for i in range(1, n + 1):
+        step = []
         if i > 1:
-            calls.append(("TaskUpdate", {"taskId": str(i - 1), "status": "completed"}))
-        calls.append(("TaskUpdate", {"taskId": str(i), "status": "in_progress"}))
+            step.append(("TaskUpdate", {"taskId": str(i - 1), "status": "completed"}))
+        step.append(("TaskUpdate", {"taskId": str(i), "status": "in_progress"}))
         if i == 3:
-            calls.append(("TaskList", {}))
-    calls.append(("TaskUpdate", {"taskId": str(n), "status": "completed"}))
-    calls.append(("TaskList", {}))
-    return calls
+            step.append(("TaskList", {}))
+        steps.append(step)
+    steps.append([("TaskUpdate", {"taskId": str(n), "status": "completed"}), ("TaskList", {})])
+    return steps
 
 
-def whole_list(tool, item):
-    """The session as calls of a whole-list tool: the list written once at the start and
-    again at each of the 12 changes (no call reads it). `item(subject, active, status)`."""
+def whole_list_steps(tool, item):
+    """The session as calls of a whole-list tool, step by step: the list written once at the
+    start and again at each of the 12 changes (no call reads it). `item(statuses)`."""
     status = ["pending"] * len(SUBJECTS)
 
     def write():
-        return (tool, item(status))
+        return (tool, item(list(status)))
 
-    calls = [write()]
+    steps = [[write()]]
     for i in range(len(SUBJECTS)):
+        step = []
+        if i > 0:
+            status[i - 1] = "completed"
+            step.append(write())
         status[i] = "in_progress"
-        calls.append(write())
-        status[i] = "completed"
-        calls.append(write())
-    return calls
+        step.append(write())
+        steps.append(step)
+    status[-1] = "completed"
+    steps.append([write()])
+    return steps
 
 
-def todo_write():
-    return whole_list("TodoWrite", lambda st: {"todos": [
+def todo_write_steps():
+    return whole_list_steps("TodoWrite", lambda st: {"todos": [
         {"content": s, "status": x, "activeForm": a} for (s, a), x in zip(SUBJECTS, st)]})
 
 
-def update_plan():
-    return whole_list("update_plan", lambda st: {"plan": [
+def update_plan_steps():
+    return whole_list_steps("update_plan", lambda st: {"plan": [
         {"step": s, "status": x} for (s, _), x in zip(SUBJECTS, st)]})
 
 
-def write_todos():
-    return whole_list("write_todos", lambda st: {"todos": [
+def write_todos_steps():
+    return whole_list_steps("write_todos", lambda st: {"todos": [
         {"description": s, "status": x} for (s, _), x in zip(SUBJECTS, st)]})
+
+
+def flat(steps):
+    return [call for step in steps for call in step]
+
+
+def ours():
+    return flat(ours_steps())
+
+
+def task_tools():
+    return flat(task_tools_steps())
+
+
+def todo_write():
+    return flat(todo_write_steps())
+
+
+def update_plan():
+    return flat(update_plan_steps())
+
+
+def write_todos():
+    return flat(write_todos_steps())
 
 
 class Session(ms.ScriptedModel):
@@ -173,15 +221,253 @@ def run_agent(agent, label, calls, blocks, out, clis, server_command, extra_env=
     return path
 
 
+# ---------------------------------------------------------------------------------------
+# The long session (--session long)
+# ---------------------------------------------------------------------------------------
+
+# The project the long session's idle turns read: two files a prompt, each read once (a
+# file read again is answered "unchanged since your last Read").
+FILES = {
+    f"src/part_{i:02d}.py": f"# Part {i} of the config loader.\n\n\ndef step_{i}(table):\n    return table.get('part_{i}', {{}})\n"
+    for i in range(1, 41)
+}
+# Claude Code's compaction request ends with this instruction; the scripted model answers
+# it with a summary.
+COMPACT_ASK = "create a detailed summary of the conversation"
+SUMMARY = (
+    "<analysis>The user plans and does the parser work with a todo list.</analysis>\n"
+    "<summary>1. The user asked to plan the parser work as six tasks (#3 after #2, #6 after #5) and"
+    " to work through them, reading the project's files in between. 2. Three tasks are done"
+    " or in progress; the list is kept with the todo tool.</summary>"
+)
+STOP_FEEDBACK = "Stop hook feedback"
+# The marketplace README.md's plugin blocks name, replaced by a copy of this checkout's.
+MARKETPLACE = "rpiv-todo/rpiv_todo"
+# Idle turns per stretch: Claude Code 2.1.197 adds its "task tools haven't been used
+# recently" reminder once ten of its turns went by without a TaskCreate or TaskUpdate (or
+# a TodoWrite), and again ten turns after the last reminder (`TURNS_SINCE_WRITE`,
+# `TURNS_BETWEEN_REMINDERS`: seen in its binary, and in the requests: the eleventh request
+# after the last list call carries it). A stretch is four prompts of three turns each
+# (two reads and a reply), 12 turns, so that each stretch gets one.
+IDLE_PROMPTS = 4
+
+
+def work(*steps):
+    """A prompt that does the list work of `steps` (indices into a flavour's steps)."""
+    return ("work", steps)
+
+
+def idle(n):
+    return [("idle", None)] * n
+
+
+COMPACT = ("compact", None)
+# The long session: one process per segment, a new session and three resumes, the
+# compaction in the third, after a prompt (so that the list goes back in as the
+# compaction's, not the resume's). 7 list-work prompts, 17 idle ones, one /compact.
+LONG = [
+    ("new", [work(0, 1), *idle(IDLE_PROMPTS)]),
+    ("resume", [work(2), work(3), *idle(IDLE_PROMPTS)]),
+    ("resume", [*idle(1), COMPACT, work(4), *idle(IDLE_PROMPTS)]),
+    ("resume", [work(5), *idle(IDLE_PROMPTS), work(6), work(7)]),
+]
+WORK_TEXT = {
+    0: "Plan the parser work with the todo list: six tasks, #3 after #2 and #6 after #5; then start the first.",
+    2: "The config loader is read. Go on with the next task.",
+    4: "Go on with the next task.",
+}
+IDLE_REPLY = "Read them: the loader hands the parsed TOML table to the app; nothing to change there yet."
+
+
+def long_prompts(steps, project):
+    """The long session as segments of (prompt, the model's actions): an action is a call
+    (tool, arguments) or ("text", reply), which ends the turn; /compact has none."""
+    names = list(FILES)
+    reads = 0
+    segments = []
+    for kind, prompts in LONG:
+        out = []
+        for what, arg in prompts:
+            if what == "compact":
+                out.append(("/compact", []))
+            elif what == "work":
+                calls = [c for k in arg for c in steps[k]]
+                text = WORK_TEXT.get(arg[0], "Next task.")
+                out.append((text, calls + [("text", "Done; the list is up to date.")]))
+            else:
+                a, b = names[reads % len(names)], names[(reads + 1) % len(names)]
+                reads += 2
+                files = [("Read", {"file_path": str(Path(project, f))}) for f in (a, b)]
+                out.append((f"What do {a} and {b} say?", files + [("text", IDLE_REPLY)]))
+        segments.append((kind, out))
+    return segments
+
+
+def last_user_text(body):
+    """The text of the last user message in an Anthropic body."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return ""
+
+
+class LongModel(ms.ScriptedModel):
+    """The scripted model of one process of the long session: `actions` in order, one per
+    request (a call, or a text that ends the turn), whatever the conversation holds (it
+    may be resumed or compacted). A compaction request gets SUMMARY, a turn continued by a
+    Stop hook a short text (both without taking an action), a side request the short text."""
+
+    def __init__(self, actions, first_id):
+        super().__init__([])
+        self.script = list(actions)
+        # The ids of its answers (tool_use ids) go on from the earlier processes': a resumed
+        # history holds those, and an id given twice is not answered.
+        self.counter = first_id
+
+    def decide(self, api, body):
+        offered = [name for name, _ in ms.offered_tools(api, body)] if isinstance(body, dict) else []
+        last = last_user_text(body) if api == "anthropic" and isinstance(body, dict) else ""
+        if COMPACT_ASK in last:
+            return None, SUMMARY
+        if not offered:
+            return None, ms.SIDE_TEXT
+        if last.startswith(STOP_FEEDBACK):
+            return None, "Noted: the task in progress stays in progress until it is done."
+        with self.lock:
+            if not self.script:
+                return None, self.final_text
+            tool, args = self.script[0]
+            if tool == "text":
+                self.script.pop(0)
+                return None, args
+            if tool == "todo":
+                match = next((n for n in offered if ms.TODO_NAME.search(n)), None)
+            else:
+                match = next((n for n in offered if n == tool), None)
+            if match is None:
+                if api == "anthropic" and ms._may_wait(body):
+                    return ms.WAIT_TOOL, {"servers": ["rpiv_todo"]}
+                return None, ms.SIDE_TEXT
+            self.script.pop(0)
+            return match, args
+
+
+def claude_segment(env, project, session, kind, prompts, extra_args, first_id):
+    """One claude process of the long session: its prompts sent one at a time over
+    stream-json, each once the one before has its result. (requests, calls not made, exit
+    code, stderr)."""
+    model = LongModel([a for _, actions in prompts for a in actions], first_id)
+    server = ms.ModelServer(model)
+    e, args = R.agent_env(env, "claude", server.url)
+    which = ["--session-id", session] if kind == "new" else ["--resume", session]
+    command = ["claude", *args, *extra_args, *which, "-p", "--input-format", "stream-json",
+               "--output-format", "stream-json", "--verbose"]
+    proc = subprocess.Popen(command, cwd=project, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    timer = threading.Timer(R.RUN_TIMEOUT * 2, proc.kill)
+    timer.start()
+    try:
+        for text, _ in prompts:
+            proc.stdin.write(json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n")
+            proc.stdin.flush()
+            for line in proc.stdout:
+                if line.startswith('{"type":"result"'):
+                    break
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    proc.stdout.read()
+    err = proc.stderr.read()
+    rc = proc.wait()
+    timer.cancel()
+    server.close()
+    return model.requests, len(model.script), rc, err
+
+
+def run_long(agent, label, steps, plugin, out, clis, server_command, extra_env=None, extra_args=()):
+    """The long session by `agent` (Claude Code): its segments one after another in one HOME
+    and project, with the plugin installed as the README says when `plugin`. Writes
+    OUT_DIR/<label>.json, every process's requests in order."""
+    pin = R.pins()[agent]
+    bindir, why = R.cli_bin(clis, pin)
+    if bindir is None:
+        print(f"{label}: {why}", file=sys.stderr)
+        return None
+    scratch = Path(tempfile.mkdtemp(prefix=f"rpiv-own-{label}."))
+    home, project = scratch / "home", scratch / "project"
+    home.mkdir()
+    project.mkdir()
+    for name, text in FILES.items():
+        Path(project, name).parent.mkdir(parents=True, exist_ok=True)
+        Path(project, name).write_text(text)
+    env = R.base_env(home, bindir)
+    env.update(extra_env or {})
+    if plugin:
+        errors = install_plugin(agent, scratch, home, project, env, server_command)
+        if errors:
+            print(f"{label}: {errors}", file=sys.stderr)
+            return None
+    requests = []
+    session = str(uuid.uuid4())
+    for kind, prompts in long_prompts(steps, project):
+        got, left, rc, err = claude_segment(env, project, session, kind, prompts, list(extra_args), 1000 * len(requests))
+        requests += got
+        if rc != 0 or left:
+            print(f"{label}: a {kind} segment: exit {rc}, {left} actions not taken: {err[-800:]}", file=sys.stderr)
+    path = Path(out, f"{label}.json")
+    path.write_text(json.dumps(requests, indent=1, ensure_ascii=False))
+    return path
+
+
+def install_plugin(agent, scratch, home, project, env, server_command):
+    """The README's blocks tagged readme-test=<agent>-plugin, as a user runs them, with the
+    GitHub marketplace replaced by a copy of this checkout's whose `npx -y rpiv-todo-mcp` is
+    `server_command` (as tests/terminal/plugin_cases.py does). The errors, or []."""
+    market = Path(scratch, "marketplace")
+    shutil.copytree(ROOT / ".claude-plugin", market / ".claude-plugin")
+    shutil.copytree(ROOT / "plugins", market / "plugins")
+    for f in market.rglob("*.json"):
+        text = R.NPX_FORMS["json"].sub(lambda _: R.server_form("json", server_command), f.read_text())
+        f.write_text(R.NPX_FORMS["sh"].sub(lambda _: server_command, text))
+    blocks = []
+    for lang, attrs, text in R.readme_blocks(R.DOCS[0], f"{agent}-plugin"):
+        if lang == "sh":
+            text = text.replace(f"marketplace add {MARKETPLACE}", f"marketplace add {market}")
+        blocks.append((lang, attrs, text))
+    if not blocks:
+        return [f"no blocks tagged readme-test={agent}-plugin"]
+    return R.apply_blocks(blocks, home, project, env, None)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out")
     parser.add_argument("--clis")
-    parser.add_argument("--agents", help="claude,codex,gemini (default: all three)")
+    parser.add_argument("--agents", help="claude,codex,gemini (default: all three; the long session: claude)")
+    parser.add_argument("--session", choices=["short", "long"], default="short")
     args = parser.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     clis = R.cache_dir(args.clis)
     binary = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target") / "release" / "rpiv_todo_mcp"
+    only = set(args.agents.split(",")) if args.agents else None
+    if args.session == "long":
+        runs = [
+            ("claude", "task-tools", task_tools_steps(), False, None),
+            ("claude", "todowrite", todo_write_steps(), False, {"CLAUDE_CODE_ENABLE_TASKS": "0"}),
+            # Ours with the Claude Code plugin (README.md's blocks): its hooks put the list back.
+            ("claude", "rpiv-todo", ours_steps(), True, None),
+        ]
+        for agent, what, steps, plugin, env in runs:
+            if only and agent not in only:
+                continue
+            label = f"{agent}-long-{what}"
+            path = run_long(agent, label, steps, plugin, args.out, clis, str(binary), env)
+            if path:
+                print(f"{label}={path}")
+        return
     runs = [
         ("claude", "task-tools", task_tools(), False, None, ()),
         # Claude Code's TodoWrite, its list when the Task tools are off.
@@ -192,7 +478,6 @@ def main():
         ("gemini", "write-todos", write_todos(), False, None, ("--approval-mode", "yolo")),
         ("gemini", "rpiv-todo", ours(), True, None, ()),
     ]
-    only = set(args.agents.split(",")) if args.agents else None
     for agent, what, calls, with_blocks, env, extra in runs:
         if only and agent not in only:
             continue

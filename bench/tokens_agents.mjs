@@ -3,7 +3,10 @@
 // @anthropic-ai/tokenizer and o200k_base. Per recording: the model requests, the tokens of
 // every body as sent (its JSON text), and of the todo tool's definition in them (the tool
 // object the agent built from the MCP server's description and schema), and of the agent's
-// own list tools when it offers them (Claude tokenizer). Asserts nothing.
+// own list tools when it offers them (Claude tokenizer). Then, when any body carries them, the
+// texts put in without a call (REINJECTED): Claude Code's "haven't been used recently"
+// reminders, and the list and the end-of-turn reminder rpiv_todo's hooks put back. Asserts
+// nothing.
 //
 //   node bench/tokens_agents.mjs <npm dir> LABEL=requests.json [LABEL=requests.json ...]
 
@@ -85,7 +88,85 @@ function cached(requests, counts) {
   return Math.round(cost);
 }
 
+// The texts an agent or our hooks put in without a call: where each begins, and where it
+// ends: the end of its string, or the first of `ends` after `skip` (Claude Code joins the
+// texts it adds between two turns with a blank line).
+const REINJECTED = [
+  // Claude Code's reminders to use its own list (its task tools or TodoWrite), with the
+  // list they carry ("Here are the existing tasks:", a blank line, a line per task).
+  {
+    kind: "Claude Code's reminder",
+    start: /The (task tools haven't|TodoWrite tool hasn't) been used recently/,
+    skip: /Here are the existing [^\n]*\n\n/,
+    ends: ["\n\n", "</system-reminder>"],
+  },
+  // Our hooks: the open list (after a resume, a /clear or a compaction; a note of the
+  // user's changes on its last line) and the end-of-turn reminder (one line).
+  { kind: "our list", start: /The todo list as it stands/, ends: ["\n\n", "</system-reminder>"] },
+  { kind: "our reminder", start: /Reminder from the todo tool: /, ends: ["\n"] },
+];
+
+// Every string in a value.
+function strings(v, out = []) {
+  if (typeof v === "string") out.push(v);
+  else if (v && typeof v === "object") for (const x of Array.isArray(v) ? v : Object.values(v)) strings(x, out);
+  return out;
+}
+
+// The re-injected texts of `kind` in a body, each as the model reads it.
+function copies(body, { start, skip, ends }) {
+  const out = [];
+  for (const s of strings(body)) {
+    const re = new RegExp(start.source, "g");
+    let m;
+    while ((m = re.exec(s))) {
+      let from = m.index + m[0].length;
+      const skipped = skip && skip.exec(s.slice(from));
+      if (skipped) from += skipped.index + skipped[0].length;
+      const stops = ends.map((e) => s.indexOf(e, from)).filter((i) => i >= 0);
+      out.push(s.slice(m.index, stops.length ? Math.min(...stops) : s.length).trimEnd());
+    }
+  }
+  return out;
+}
+
+// Per kind over a recording: the copies put in (those a body carries and the body before it
+// did not), the tokens of a copy (the mean), every body's copies as sent, and with caching
+// estimated as above (a copy new in a body written at 1.25x, one the body before carried
+// read at 0.1x).
+function reinjected(requests) {
+  const out = [];
+  for (const kind of REINJECTED) {
+    let before = [];
+    let added = 0;
+    let addedTokens = 0;
+    let sent = 0;
+    let cost = 0;
+    for (const r of requests) {
+      const now = copies(r.body, kind);
+      const left = [...before];
+      for (const text of now) {
+        const n = claude.countTokens(text);
+        sent += n;
+        const k = left.indexOf(text);
+        if (k >= 0) {
+          left.splice(k, 1);
+          cost += 0.1 * n;
+        } else {
+          added++;
+          addedTokens += n;
+          cost += 1.25 * n;
+        }
+      }
+      before = now;
+    }
+    if (added) out.push([kind.kind, added, Math.round(addedTokens / added), sent, Math.round(cost)]);
+  }
+  return out;
+}
+
 const rows = [];
+const again = [];
 for (const arg of recordings) {
   const [label, file] = arg.split("=");
   const requests = JSON.parse(fs.readFileSync(file, "utf8")).filter(
@@ -124,6 +205,7 @@ for (const arg of recordings) {
     withTool ? Math.round(toolC / withTool) : 0,
     requests.length ? Math.round(own / requests.length) : 0,
   ]);
+  for (const r of reinjected(requests)) again.push([label, ...r, ((100 * r[3]) / bodyC).toFixed(1) + "%"]);
 }
 const head = [
   "recording",
@@ -137,8 +219,17 @@ const head = [
   "todo tool per request",
   "own list tools per request",
 ];
-const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-const line = (r) => "| " + r.map((c, i) => (i ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join(" | ") + " |";
-console.log(line(head));
-console.log("| " + widths.map((w, i) => (i ? "-".repeat(w - 1) + ":" : "-".repeat(w))).join(" | ") + " |");
-for (const r of rows) console.log(line(r));
+// A Markdown table, the first two columns left-aligned when `text` says so.
+function table(head, rows, text = 1) {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (r) => "| " + r.map((c, i) => (i >= text ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join(" | ") + " |";
+  console.log(line(head));
+  console.log("| " + widths.map((w, i) => (i >= text ? "-".repeat(w - 1) + ":" : "-".repeat(w))).join(" | ") + " |");
+  for (const r of rows) console.log(line(r));
+}
+table(head, rows);
+if (again.length) {
+  console.log();
+  const reHead = ["recording", "re-injected", "copies put in", "tokens a copy", "as sent (claude)", "cached (est.)", "of the bodies"];
+  table(reHead, again, 2);
+}

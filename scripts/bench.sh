@@ -25,6 +25,9 @@
 #   scripts/bench.sh --own-lists                  (issue 39's session done by Claude Code, Codex and
 #                                                  Gemini CLI with their own lists and with ours,
 #                                                  the bodies in tokens, as sent and cached: own_lists.py)
+#   scripts/bench.sh --own-lists-long             (the same list work in a long session by Claude Code:
+#                                                  resumes, idle turns, a /compact; the reminders and
+#                                                  the list put back, in tokens: own_lists.py --session long)
 #   scripts/bench.sh --tokens-agents              (the request bodies of the real terminal agents
 #                                                  in tokens; agent_token_counts below)
 #
@@ -210,13 +213,14 @@ agent_token_counts() {
 
 # Issue 39's scripted session, done by each real agent with its own list and with rpiv_todo
 # (bench/own_lists.py, the release server, in a network namespace of loopback only when
-# unshare allows), counted by bench/tokens_agents.mjs.
+# unshare allows), counted by bench/tokens_agents.mjs. $1: the session, short (default) or
+# long.
 own_list_counts() {
-    local npm_dir=${RPIV_BENCH_NPM:-$HOME/.cache/rpiv_todo/bench-npm} out recordings
+    local npm_dir=${RPIV_BENCH_NPM:-$HOME/.cache/rpiv_todo/bench-npm} out recordings session=${1:-short}
     token_counts >/dev/null # the tokenizers, installed on first use
     cargo build --release -p rpiv_todo_mcp >/dev/null 2>&1
     out=$(mktemp -d)
-    local run=(python3 "$ROOT/bench/own_lists.py" "$out")
+    local run=(python3 "$ROOT/bench/own_lists.py" "$out" --session "$session")
     if unshare -n true 2>/dev/null; then
         run=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${run[@]}")
     fi
@@ -232,6 +236,10 @@ if [[ ${1:-} == --tokens ]]; then
 fi
 if [[ ${1:-} == --own-lists ]]; then
     own_list_counts
+    exit 0
+fi
+if [[ ${1:-} == --own-lists-long ]]; then
+    own_list_counts long
     exit 0
 fi
 if [[ ${1:-} == --tokens-agents ]]; then
