@@ -18,7 +18,7 @@
 //!   puts the list back again although nothing ended a turn in between.
 //! - `stop`: a turn ended with a task `in_progress`: `{"decision":"block","reason":...}`
 //!   with the end-of-turn reminder, once (`stop_hook_active` says the turn was continued by
-//!   this hook already).
+//!   this hook already), and only for a list other than the one last reminded of.
 //! - `before-agent` (Gemini CLI, which has no compaction source at SessionStart): the list
 //!   when it changed since the session last saw it or the history was compressed since
 //!   (`pre-compress` records that).
@@ -157,6 +157,8 @@ pub struct Record {
     pub compressed: bool,
     /// The turn count when a reminder was last given.
     pub reminded: Option<u64>,
+    /// The list's identity (the hash of its tasks) when a reminder was last given.
+    pub reminded_list: Option<String>,
 }
 
 /// The record's file for `session_id` of `agent` on the list at `list`.
@@ -186,6 +188,7 @@ impl Record {
             "mark": self.mark.as_ref().map(|(epoch, seq)| json!({ "epoch": epoch, "seq": seq })),
             "compressed": self.compressed,
             "reminded": self.reminded,
+            "reminded_list": self.reminded_list,
         })
     }
 
@@ -211,6 +214,10 @@ impl Record {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             reminded: v.get("reminded").and_then(num),
+            reminded_list: v
+                .get("reminded_list")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         }
     }
 }
@@ -395,7 +402,14 @@ pub fn decide_in(
             if record.reminded == Some(record.turns - 1) {
                 return None;
             }
+            // Once a list: turns that leave it as it was at the last reminder (idle turns,
+            // a resume) end without one. Each reminder costs a whole request more.
+            let key = list_key(state);
+            if record.reminded_list.as_ref() == Some(&key) {
+                return None;
+            }
             record.reminded = Some(record.turns);
+            record.reminded_list = Some(key);
             let reason = lua_text(state, "reminder")?;
             Some(json!({ "decision": "block", "reason": reason }))
         }
@@ -415,9 +429,7 @@ pub fn decide_in(
             if event == Event::BeforeAgent && !compressed && !changed && record.shown.is_some() {
                 return None;
             }
-            // The list's identity, without rendering it (Lua runs only to put it in).
-            let tasks = serde_json::to_vec(&state.tasks).unwrap_or_default();
-            let key = rpiv_todo::naming::sha256(&tasks);
+            let key = list_key(state);
             let activity = record.turns + record.prompts;
             let resumed = input.get("source").and_then(Value::as_str) == Some("resume");
             let last = record.shown.as_ref();
@@ -453,6 +465,12 @@ pub fn decide_in(
             }))
         }
     }
+}
+
+/// The list's identity, without rendering it (Lua runs only to put it in).
+fn list_key(state: &State) -> String {
+    let tasks = serde_json::to_vec(&state.tasks).unwrap_or_default();
+    rpiv_todo::naming::sha256(&tasks)
 }
 
 fn mark_of(journal: &Journal) -> (Option<String>, u64) {
@@ -657,7 +675,7 @@ Keep using these ids with the todo tool; `list` shows every task.";
     }
 
     #[test]
-    fn stop_reminds_once_a_turn() {
+    fn stop_reminds_once_a_turn_and_once_a_list() {
         let (s, j) = (open_list(), Journal::default());
         let mut r = Record::default();
         let want = "Reminder from the todo tool: 1 task is still in_progress: #2 Write the tests. Mark a task completed as soon as it is fully done, set it back to pending if you stopped working on it, and keep exactly one task in_progress while you work.";
@@ -684,9 +702,28 @@ Keep using these ids with the todo tool; `list` shows every task.";
         let mut r = Record::default();
         assert!(decide(Event::Stop, &json!({}), &s, &j, &mut r).is_some());
         assert_eq!(decide(Event::Stop, &json!({}), &s, &j, &mut r), None);
+        assert_eq!(
+            decide(Event::Stop, &json!({}), &s, &j, &mut r),
+            None,
+            "the turn after, the list as it was at the reminder"
+        );
+        let started = state(json!([
+            {"id": 1, "subject": "Write the parser", "status": "completed"},
+            {"id": 2, "subject": "Write the tests", "status": "completed"},
+            {"id": 3, "subject": "Ship it", "status": "in_progress"},
+        ]));
+        assert!(
+            decide(Event::Stop, &json!({}), &started, &j, &mut r).is_some(),
+            "a turn that leaves another list"
+        );
+        assert_eq!(
+            decide(Event::Stop, &json!({}), &s, &j, &mut r),
+            None,
+            "the turn right after a reminder"
+        );
         assert!(
             decide(Event::Stop, &json!({}), &s, &j, &mut r).is_some(),
-            "the turn after"
+            "back to the first list, a turn later"
         );
         // No task in progress: nothing.
         let pending = state(json!([{"id": 1, "subject": "a", "status": "pending"}]));
@@ -782,9 +819,10 @@ Keep using these ids with the todo tool; `list` shows every task.";
             mark: Some((Some("e".into()), 7)),
             compressed: true,
             reminded: Some(3),
+            reminded_list: Some("cd".into()),
         };
         assert_eq!(Record::from_json(&r.to_json()), r);
-        let hostile = json!({"turns": -1, "shown": [1], "mark": {"seq": "x"}, "reminded": 1.5});
+        let hostile = json!({"turns": -1, "shown": [1], "mark": {"seq": "x"}, "reminded": 1.5, "reminded_list": 2});
         assert_eq!(Record::from_json(&hostile), Record::default());
     }
 
