@@ -37,7 +37,6 @@ Writes OUT_DIR/<label>.json (the recorded requests) and prints LABEL=PATH for ea
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests" / "terminal"))
 
 import model_server as ms  # noqa: E402
+import plugin_cases as pc  # noqa: E402
 import run as R  # noqa: E402
 
 SUBJECTS = [
@@ -194,9 +194,10 @@ class Session(ms.ScriptedModel):
             return match, args
 
 
-def run_agent(agent, label, calls, blocks, out, clis, server_command, extra_env=None, extra_args=()):
-    pin = R.pins()[agent]
-    bindir, why = R.cli_bin(clis, pin)
+def agent_scratch(agent, label, clis, extra_env):
+    """A scratch folder with an empty HOME and project for `agent`'s run: (scratch, home,
+    project, env), or None (said on stderr) when the agent is not installed."""
+    bindir, why = R.cli_bin(clis, R.pins()[agent])
     if bindir is None:
         print(f"{label}: {why}", file=sys.stderr)
         return None
@@ -206,6 +207,14 @@ def run_agent(agent, label, calls, blocks, out, clis, server_command, extra_env=
     project.mkdir()
     env = R.base_env(home, bindir)
     env.update(extra_env or {})
+    return scratch, home, project, env
+
+
+def run_agent(agent, label, calls, blocks, out, clis, server_command, extra_env=None, extra_args=()):
+    made = agent_scratch(agent, label, clis, extra_env)
+    if made is None:
+        return None
+    _, home, project, env = made
     errors = R.apply_blocks(blocks, home, project, env, server_command) if blocks else []
     if errors:
         print(f"{label}: {errors}", file=sys.stderr)
@@ -303,17 +312,6 @@ def long_prompts(steps, project):
     return segments
 
 
-def last_user_text(body):
-    """The text of the last user message in an Anthropic body."""
-    for message in reversed(body.get("messages") or []):
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            return "".join(b.get("text", "") for b in content if b.get("type") == "text")
-    return ""
-
-
 class LongModel(ms.ScriptedModel):
     """The scripted model of one process of the long session: `actions` in order, one per
     request (a call, or a text that ends the turn), whatever the conversation holds (it
@@ -329,7 +327,7 @@ class LongModel(ms.ScriptedModel):
 
     def decide(self, api, body):
         offered = [name for name, _ in ms.offered_tools(api, body)] if isinstance(body, dict) else []
-        last = last_user_text(body) if api == "anthropic" and isinstance(body, dict) else ""
+        last = pc.last_user_text({"body": body}) if api == "anthropic" and isinstance(body, dict) else ""
         if COMPACT_ASK in last:
             return None, SUMMARY
         if not offered:
@@ -391,20 +389,13 @@ def run_long(agent, label, steps, plugin, out, clis, server_command, extra_env=N
     """The long session by `agent` (Claude Code): its segments one after another in one HOME
     and project, with the plugin installed as the README says when `plugin`. Writes
     OUT_DIR/<label>.json, every process's requests in order."""
-    pin = R.pins()[agent]
-    bindir, why = R.cli_bin(clis, pin)
-    if bindir is None:
-        print(f"{label}: {why}", file=sys.stderr)
+    made = agent_scratch(agent, label, clis, extra_env)
+    if made is None:
         return None
-    scratch = Path(tempfile.mkdtemp(prefix=f"rpiv-own-{label}."))
-    home, project = scratch / "home", scratch / "project"
-    home.mkdir()
-    project.mkdir()
+    scratch, home, project, env = made
     for name, text in FILES.items():
         Path(project, name).parent.mkdir(parents=True, exist_ok=True)
         Path(project, name).write_text(text)
-    env = R.base_env(home, bindir)
-    env.update(extra_env or {})
     if plugin:
         errors = install_plugin(agent, scratch, home, project, env, server_command)
         if errors:
@@ -426,12 +417,7 @@ def install_plugin(agent, scratch, home, project, env, server_command):
     """The README's blocks tagged readme-test=<agent>-plugin, as a user runs them, with the
     GitHub marketplace replaced by a copy of this checkout's whose `npx -y rpiv-todo-mcp` is
     `server_command` (as tests/terminal/plugin_cases.py does). The errors, or []."""
-    market = Path(scratch, "marketplace")
-    shutil.copytree(ROOT / ".claude-plugin", market / ".claude-plugin")
-    shutil.copytree(ROOT / "plugins", market / "plugins")
-    for f in market.rglob("*.json"):
-        text = R.NPX_FORMS["json"].sub(lambda _: R.server_form("json", server_command), f.read_text())
-        f.write_text(R.NPX_FORMS["sh"].sub(lambda _: server_command, text))
+    market = pc.marketplace_copy(R, scratch, server_command)
     blocks = []
     for lang, attrs, text in R.readme_blocks(R.DOCS[0], f"{agent}-plugin"):
         if lang == "sh":
