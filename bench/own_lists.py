@@ -180,10 +180,7 @@ class Session(ms.ScriptedModel):
             if not self.script:
                 return (None, self.final_text) if offered else (None, ms.SIDE_TEXT)
             tool, args = self.script[0]
-            if tool == "todo":
-                match = next((n for n in offered if ms.TODO_NAME.search(n)), None)
-            else:
-                match = next((n for n in offered if n == tool), None)
+            match = offered_name(offered, tool)
             if match is None:
                 if api == "anthropic" and ms._may_wait(body):
                     return ms.WAIT_TOOL, {"servers": ["rpiv_todo"]}
@@ -192,6 +189,13 @@ class Session(ms.ScriptedModel):
                 return None, ms.SIDE_TEXT
             self.script.pop(0)
             return match, args
+
+
+def offered_name(offered, tool):
+    """The name `tool` is offered under (the todo tool under any agent's prefix), or None."""
+    if tool == "todo":
+        return next((n for n in offered if ms.TODO_NAME.search(n)), None)
+    return tool if tool in offered else None
 
 
 def agent_scratch(agent, label, clis, extra_env):
@@ -341,10 +345,7 @@ class LongModel(ms.ScriptedModel):
             if tool == "text":
                 self.script.pop(0)
                 return None, args
-            if tool == "todo":
-                match = next((n for n in offered if ms.TODO_NAME.search(n)), None)
-            else:
-                match = next((n for n in offered if n == tool), None)
+            match = offered_name(offered, tool)
             if match is None:
                 if api == "anthropic" and ms._may_wait(body):
                     return ms.WAIT_TOOL, {"servers": ["rpiv_todo"]}
