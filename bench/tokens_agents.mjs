@@ -71,21 +71,27 @@ function split(body) {
 // Tokens as sent with prompt caching estimated: a request whose body extends an earlier one
 // (the same model, system and tools; that one's turns first) reads the earlier body's
 // tokens from the cache at 0.1x and writes the rest at 1.25x (Anthropic's prices); any
-// other request writes all of its tokens.
+// other request writes all of its tokens. Also, per request, how many of its turns come from
+// the cache (-1: none, nor its prefix).
 function cached(requests, counts) {
   const parts = requests.map((r) => split(r.body));
   let cost = 0;
+  const read = [];
   for (let i = 0; i < requests.length; i++) {
     let best = 0;
+    read.push(-1);
     for (let j = 0; j < i; j++) {
       const a = parts[j];
       const b = parts[i];
       if (a.rest !== b.rest || a.turns.length > b.turns.length) continue;
-      if (a.turns.every((t, k) => t === b.turns[k])) best = Math.max(best, Math.min(counts[j], counts[i]));
+      if (a.turns.every((t, k) => t === b.turns[k]) && counts[j] > best) {
+        best = Math.min(counts[j], counts[i]);
+        read[i] = a.turns.length;
+      }
     }
     cost += 0.1 * best + 1.25 * (counts[i] - best);
   }
-  return Math.round(cost);
+  return { cost: Math.round(cost), read };
 }
 
 // The texts an agent or our hooks put in without a call: where each begins, and where it
@@ -165,8 +171,79 @@ function reinjected(requests) {
   return out;
 }
 
+// The list's part of a body, as issue 39 counts what a list costs: what is there because of
+// the list, whatever else the agent sends. Its pieces:
+//   - "tools": the list tools' definitions (the todo tool, or the agent's own, OWN) wherever the
+//     body declares them, Codex's tool_search call and its answer when it loads the todo tool;
+//   - "instructions": the server's snippet where the agent puts it (the system prompt, a
+//     developer message);
+//   - "calls": the list tools' calls and their results as the history carries them
+//     (Anthropic tool_use / tool_result, Responses function_call / function_call_output,
+//     Gemini functionCall / functionResponse);
+//   - "re-injected": REINJECTED's texts.
+// Each piece's JSON text (a text's own characters) counted with the Claude tokenizer.
+const LIST = (name) => typeof name === "string" && (TODO.test(name) || OWN.test(name));
+const SNIPPET = /todo: plan multi-step work[^\n"]*?recreate tasks/g;
+
+function pieces(v, ids, out, depth = 0) {
+  if (typeof v === "string") {
+    for (const m of v.matchAll(SNIPPET)) out.push(["instructions", m[0]]);
+    for (const kind of REINJECTED) for (const text of copies(v, kind)) out.push(["re-injected", text]);
+    return out;
+  }
+  if (!v || typeof v !== "object" || depth > 16) return out;
+  if (!Array.isArray(v)) {
+    if (LIST(v.name) && typeof v.description === "string") return out.push(["tools", JSON.stringify(v)]), out;
+    if (/^tool_search_(call|output)$/.test(v.type) && ids.search.has(v.call_id)) return out.push(["tools", JSON.stringify(v)]), out;
+    const call = v.functionCall || v.functionResponse;
+    if ((v.type === "tool_use" || v.type === "function_call") && LIST(v.name)) return out.push(["calls", JSON.stringify(v)]), out;
+    if (call && LIST(call.name)) return out.push(["calls", JSON.stringify(v)]), out;
+    if (v.type === "tool_result" && ids.calls.has(v.tool_use_id)) return out.push(["calls", JSON.stringify(v)]), out;
+    if (v.type === "function_call_output" && ids.calls.has(v.call_id)) return out.push(["calls", JSON.stringify(v)]), out;
+  }
+  for (const x of Array.isArray(v) ? v : Object.values(v)) pieces(x, ids, out, depth + 1);
+  return out;
+}
+
+// The ids of a body's list calls, and of the tool searches whose answer holds a list tool.
+function listIds(v, ids = { calls: new Set(), search: new Set() }, depth = 0) {
+  if (!v || typeof v !== "object" || depth > 16) return ids;
+  if (!Array.isArray(v)) {
+    if ((v.type === "tool_use" || v.type === "function_call") && LIST(v.name)) ids.calls.add(v.id ?? v.call_id).add(v.call_id);
+    if (v.type === "tool_search_output" && declared(v.tools, TODO).length) ids.search.add(v.call_id);
+  }
+  for (const x of Array.isArray(v) ? v : Object.values(v)) listIds(x, ids, depth + 1);
+  return ids;
+}
+
+// Per recording: the list's part as sent, by kind and in all, and with caching estimated as
+// the bodies are (a piece in the prefix or in a turn the request reads from the cache at
+// 0.1x, any other written at 1.25x).
+function listPart(requests, read) {
+  const KINDS = ["tools", "instructions", "calls", "re-injected"];
+  const sent = Object.fromEntries(KINDS.map((k) => [k, 0]));
+  let cost = 0;
+  requests.forEach((r, i) => {
+    const ids = listIds(r.body);
+    const key = TURNS.find((k) => Array.isArray(r.body[k]));
+    const turns = key ? r.body[key] : [];
+    const found = [[-1, pieces(PREFIX.map((k) => r.body[k]), ids, [])]];
+    turns.forEach((t, k) => found.push([k, pieces(t, ids, [])]));
+    for (const [k, list] of found) {
+      for (const [kind, text] of list) {
+        const n = claude.countTokens(text);
+        sent[kind] += n;
+        cost += (k < 0 ? read[i] >= 0 : k < read[i]) ? 0.1 * n : 1.25 * n;
+      }
+    }
+  });
+  const all = KINDS.reduce((a, k) => a + sent[k], 0);
+  return [...KINDS.map((k) => sent[k]), all, Math.round(cost)];
+}
+
 const rows = [];
 const again = [];
+const lists = [];
 for (const arg of recordings) {
   const [label, file] = arg.split("=");
   const requests = JSON.parse(fs.readFileSync(file, "utf8")).filter(
@@ -193,13 +270,15 @@ for (const arg of recordings) {
       toolO += o200k.encode(t).length;
     }
   }
+  const cost = cached(requests, counts);
+  lists.push([label, requests.length, ...listPart(requests, cost.read)]);
   rows.push([
     label,
     requests.length,
     withTool,
     bodyC,
     bodyO,
-    cached(requests, counts),
+    cost.cost,
     toolC,
     toolO,
     withTool ? Math.round(toolC / withTool) : 0,
@@ -228,6 +307,8 @@ function table(head, rows, text = 1) {
   for (const r of rows) console.log(line(r));
 }
 table(head, rows);
+console.log();
+table(["recording", "requests", "list tools", "instructions", "calls and results", "re-injected", "the list's part, as sent", "cached (est.)"], lists);
 if (again.length) {
   console.log();
   const reHead = ["recording", "re-injected", "copies put in", "tokens a copy", "as sent (claude)", "cached (est.)", "of the bodies"];

@@ -678,7 +678,7 @@ Keep using these ids with the todo tool; `list` shows every task.";
     fn stop_reminds_once_a_turn_and_once_a_list() {
         let (s, j) = (open_list(), Journal::default());
         let mut r = Record::default();
-        let want = "Reminder from the todo tool: 1 task is still in_progress: #2 Write the tests. Mark a task completed as soon as it is fully done, set it back to pending if you stopped working on it, and keep exactly one task in_progress while you work.";
+        let want = "Reminder from the todo tool: #2 Write the tests is still in_progress. Mark it completed if it is done, or pending if you stopped.";
         let first = decide(
             Event::Stop,
             &json!({"stop_hook_active": false}),

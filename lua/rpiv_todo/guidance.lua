@@ -20,21 +20,19 @@ M.defaults = {
     .. " (statuses, dependencies); the tool keeps the list when the conversation is"
     .. " summarized, so call list rather than recreate tasks",
   prompt_guidelines = {
-    "Open a list for three or more steps or several requests at once; skip the list for a single"
-      .. " quick edit or a plain question.",
-    "Keep exactly one task in_progress, and mark it in_progress before you start on it.",
-    "Mark a task completed the moment it is done; never save completions up for the end."
-      .. " Finishing #1 and starting #2 is one call:"
+    "Open a list for three or more steps or several requests; skip the list for one quick edit" .. " or a question.",
+    "Keep exactly one task in_progress; mark it in_progress before you start on it.",
+    "Mark a task completed the moment it is done, never saving completions up; finishing #1 and"
+      .. " starting #2 is one call:"
       .. ' {"action":"update","tasks":[{"id":1,"status":"completed"},{"id":2,"status":"in_progress"}]}.',
-    "Never mark a task completed while its tests fail or the work is partly done: keep it"
-      .. " in_progress and create a task for what blocks it.",
+    "Never mark a task completed while its tests fail or it is partly done: keep it in_progress"
+      .. " and add a task for the blocker.",
     "Never reopen finished work: create a new task for it.",
-    'To change a status send only the id and the status: {"action":"update","id":3,"status":"completed"}.',
-    "Sequence work with blockedBy on create; addBlockedBy and removeBlockedBy take only the ids"
-      .. " that change, never the whole array.",
-    'Write subject as a short imperative title ("Write the parser"), detail and acceptance criteria'
-      .. " in description, and activeForm as the present-continuous label shown while it runs"
-      .. ' ("Writing the parser").',
+    'A status change sends only the id and the status: {"action":"update","id":3,"status":"completed"}.',
+    "Sequence work with blockedBy on create; addBlockedBy and removeBlockedBy take only the changed"
+      .. " ids, never the whole array.",
+    'subject: a short imperative title ("Write the parser"); description: detail and acceptance'
+      .. ' criteria; activeForm: the present-continuous label shown while it runs ("Writing the parser").',
   },
 }
 
@@ -205,13 +203,16 @@ function M.reminder(source)
   if count > H.REMINDER_NAMED then
     list = list .. "; and " .. (count - H.REMINDER_NAMED) .. " more"
   end
-  local what = count == 1 and "1 task is" or count .. " tasks are"
+  if count == 1 then
+    return "Reminder from the todo tool: "
+      .. list
+      .. " is still in_progress. Mark it completed if it is done,"
+      .. " or pending if you stopped."
+  end
   return "Reminder from the todo tool: "
-    .. what
-    .. " still in_progress: "
     .. list
-    .. ". Mark a task completed as soon as it is fully done, set it back to pending if you"
-    .. " stopped working on it, and keep exactly one task in_progress while you work."
+    .. " are still in_progress. Mark each completed if it is done, or pending if you stopped;"
+    .. " keep one in_progress."
 end
 
 return M

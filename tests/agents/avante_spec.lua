@@ -496,7 +496,7 @@ T.test("avante: the reminder reaches the model through avante's system_prompt fu
   T.eq(system_text(first[1]):find("Reminder from the todo tool", 1, true), nil, "none while nothing is in progress")
   T.contains(
     system_text(next_turn[1]),
-    "Reminder from the todo tool: 1 task is still in_progress: #1 Write the parser.",
+    "Reminder from the todo tool: #1 Write the parser is still in_progress.",
     "next turn"
   )
   T.eq(system_text(next_turn[1]):find("Changed by others", 1, true), nil, "no one else changed it yet")

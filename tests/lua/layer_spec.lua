@@ -141,7 +141,7 @@ H.guidance_topics = {
   { "exactly one task in_progress", { "exactly one task in_progress" } },
   { "mark it before starting", { "in_progress before you start" } },
   { "complete immediately", { "completed the moment it is done" } },
-  { "never saved up", { "never save completions up for the end" } },
+  { "never saved up", { "never saving completions up" } },
   {
     "finishing one and starting the next is one call",
     { '{"action":"update","tasks":[{"id":1,"status":"completed"},{"id":2,"status":"in_progress"}]}' },
@@ -154,9 +154,9 @@ H.guidance_topics = {
   {
     "subject vs description vs activeForm",
     {
-      "subject as a short imperative title",
-      "acceptance criteria in description",
-      "activeForm as the present-continuous label",
+      "subject: a short imperative title",
+      "description: detail and acceptance criteria",
+      "activeForm: the present-continuous label",
     },
   },
 }
@@ -165,20 +165,18 @@ H.guidance_topics = {
 -- machine, and the fields' rules.
 H.description_phrases = {
   "- create: subject; optional description, activeForm, owner, metadata, blockedBy.",
-  "- update: id and at least one of status, subject, description, activeForm, owner, metadata,"
-    .. " addBlockedBy, removeBlockedBy.",
-  "- list: optional status filter; includeDeleted: true also shows deleted tasks.",
-  "- get: id; the task with what it waits for and blocks.",
+  "- update: id and any of status, addBlockedBy, removeBlockedBy and create's other fields.",
+  "- list: optional status filter, includeDeleted.",
+  "- get: id; the task, what it waits for and what it blocks.",
   "- delete: id; the task stays as a tombstone.",
   "- clear: drops every task; ids restart at 1.",
   "never list positions",
-  "tasks: [{...}, ...]",
-  "all or nothing, one reply line per change",
+  "tasks: [{...}], one call's fields each; all or nothing",
   "pending ⇄ in_progress, either → completed, any → deleted",
-  "completed can only become deleted, deleted is final",
-  "sending the current status is a no-op",
+  "completed and deleted never go back",
+  "the current status is a no-op",
   "no cycle",
-  "a key set to null is removed",
+  "update merges metadata by key; null removes a key",
 }
 
 ---How many times `needle` occurs in `text`.

@@ -68,9 +68,8 @@ RESUMED_LIST = (
 # What the user (not the model) is told once (examples/mcp/hook.rs, TOLD).
 TOLD = "rpiv_todo keeps this agent's todo list"
 REMINDER = (
-    "Reminder from the todo tool: 1 task is still in_progress: #2 Write the tests. Mark a task"
-    " completed as soon as it is fully done, set it back to pending if you stopped working on"
-    " it, and keep exactly one task in_progress while you work."
+    "Reminder from the todo tool: #2 Write the tests is still in_progress. Mark it completed if"
+    " it is done, or pending if you stopped."
 )
 
 

@@ -23,18 +23,16 @@ M.label = schema.LABEL
 M.description = table.concat({
   "Ids are the numbers replies give (#3 is 3), never list positions.",
   "- create: subject; optional description, activeForm, owner, metadata, blockedBy.",
-  "- update: id and at least one of status, subject, description, activeForm, owner, metadata,"
-    .. " addBlockedBy, removeBlockedBy.",
-  "- list: optional status filter; includeDeleted: true also shows deleted tasks.",
-  "- get: id; the task with what it waits for and blocks.",
+  "- update: id and any of status, addBlockedBy, removeBlockedBy and create's other fields.",
+  "- list: optional status filter, includeDeleted.",
+  "- get: id; the task, what it waits for and what it blocks.",
   "- delete: id; the task stays as a tombstone.",
   "- clear: drops every task; ids restart at 1.",
-  "create and update also take tasks: [{...}, ...], each item one call's fields; all or nothing,"
-    .. " one reply line per change.",
-  "Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed can only become"
-    .. " deleted, deleted is final; sending the current status is a no-op.",
-  "blockedBy: ids the task waits for, existing and not deleted; no cycle. metadata: free-form;"
-    .. " update merges it by key, a key set to null is removed.",
+  "create and update also take tasks: [{...}], one call's fields each; all or nothing.",
+  "Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed and deleted never"
+    .. " go back; the current status is a no-op.",
+  "blockedBy: ids the task waits for, existing and not deleted, no cycle. update merges metadata by"
+    .. " key; null removes a key.",
 }, "\n")
 
 M.parameters = schema.parameters
