@@ -104,6 +104,10 @@ function wholeList(agent, tool) {
   return calls;
 }
 
+// The agents' own lists in bench/tokens_builtin.mjs's output, Claude Code's two TodoWrite
+// prompts apart.
+const AGENTS = ["claude", "claude_short", "codex", "gemini"];
+
 console.log(`Token bench: ours at ${baseLabel} (before) and in this tree (after), and the agents' own lists.\n`);
 
 for (const [name, count] of TOKENIZERS) {
@@ -113,9 +117,9 @@ for (const [name, count] of TOKENIZERS) {
     return [label, ...parts, parts[0] + parts[1] + parts[2]];
   };
   const defs = [defRow(`todo, ${baseLabel}`, base.definition), defRow("todo, this tree", mine.definition)];
-  for (const agent of ["claude", "codex", "gemini"]) {
+  for (const agent of AGENTS) {
     const t = builtin[agent];
-    if (t) defs.push(defRow(`${agent}: ${t.tool} (${t.how})`, { description: t.description, schema: t.schema }));
+    if (t) defs.push(defRow(`${t.agent ?? agent}: ${t.tool} (${t.how})`, { description: t.description, schema: t.schema }));
   }
   console.log("The tool's definition, sent with every request (tokens):\n");
   table(["tool", "description", "schema", "instructions", "total"], defs);
@@ -127,9 +131,9 @@ for (const [name, count] of TOKENIZERS) {
   };
   add(`todo, ${baseLabel}, ${base.sessions[0].name}`, base.definition, base.sessions[0].calls);
   for (const s of mine.sessions) add(`todo, this tree, ${s.name}`, mine.definition, s.calls);
-  for (const agent of ["claude", "codex", "gemini"]) {
+  for (const agent of AGENTS) {
     const t = builtin[agent];
-    if (t) add(`${agent}: ${t.tool}, whole list`, { description: t.description, schema: t.schema }, wholeList(agent, t));
+    if (t) add(`${t.agent ?? agent}: ${t.tool}, whole list`, { description: t.description, schema: t.schema }, wholeList(t.agent ?? agent, t));
   }
   console.log(
     "The scripted session (6 tasks, 2 waiting on another, 12 status changes; ours lists twice), tool-attributable tokens only:\n"

@@ -66,6 +66,16 @@ function claude() {
   const reply =
     "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. Please proceed with the current tasks if applicable";
   out.claude = { tool: "TodoWrite", how: "prompt extracted, schema reconstructed", description, schema: JSON.stringify(schema), reply, item: ["content", "status", "activeForm"] };
+  // The short prompt Claude Code sends instead for the models it gives its simple system
+  // prompt (its newest, e.g. claude-opus-4-8; the full prompt goes to Sonnet, Haiku and
+  // Opus 4.0 to 4.7), a single-quoted string.
+  const short = data.indexOf(Buffer.from("'Create and update a task list for the current session."));
+  if (short >= 0) {
+    let stop = short + 1;
+    while ((stop = data.indexOf(0x27, stop)) > 0 && data[stop - 1] === 0x5c) stop++;
+    const text = data.subarray(short + 1, stop).toString("utf8").replace(/\\n/g, "\n").replace(/\\"/g, '"');
+    out.claude_short = { ...out.claude, agent: "claude", tool: "TodoWrite, short prompt", description: text };
+  }
 }
 
 // Codex: update_plan's strings are in the Rust binary; the schema's shape is its source's.
