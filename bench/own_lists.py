@@ -3,7 +3,7 @@ own list and once with rpiv_todo, against the scripted model (tests/terminal/mod
 the request bodies kept for bench/tokens_agents.mjs to count. Asserts nothing.
 
     python3 bench/own_lists.py OUT_DIR [--clis DIR] [--agents claude,codex,gemini]
-                               [--session short|long]
+                               [--session short|long] [--claude-model MODEL]
 
 The session (bench/tokens.lua's; --session short, the default): six tasks, #3 waiting on #2
 and #6 on #5, each started and completed in turn, the list read after #3 starts and at the
@@ -16,20 +16,30 @@ end.
     six, one update per "complete one, start the next", two lists: 10 calls.
   - Codex 0.171.0 with update_plan (tools.update_plan.enabled) and Gemini CLI 0.61.0 with
     write_todos (yolo mode, where it is offered): the whole list at each change, 13 calls;
-    each with rpiv_todo as above.
+    each with rpiv_todo as above; Gemini CLI's both in yolo mode, so that both offer the same
+    built-in tools.
 
---session long, Claude Code only: the same list work (the same calls, in eight steps) in a
-session of 24 prompts and a `/compact` over four processes, a new session and three
-`--resume`s, each sending its messages one at a time over stream-json: 7 prompts of list
-work (the first does two steps), 17 idle ones (the model reads two of the project's files
-and replies: three turns, no list call), and `/compact` in the third process, after an idle
-prompt. An idle stretch is four idle prompts (12 turns), long enough for Claude Code's
-"haven't been used recently" reminder (LONG, IDLE_PROMPTS).
-Claude Code with its Task tools, with TodoWrite, and with rpiv_todo through its plugin
-(README.md's blocks tagged readme-test=claude-plugin, the marketplace a copy of this
-checkout's with the release binary for `npx -y rpiv-todo-mcp`), whose hooks put the list
-back after a resume or the compaction and remind the model at the end of a turn with a task
-in progress. Each run's requests, all processes in order, go to one file.
+--session long: the same list work (the same calls, in eight steps) in a session of 24
+prompts and a compaction: 7 prompts of list work (the first does two steps), 17 idle ones
+(the model reads two of the project's files and replies: three turns, no list call), and
+the compaction in the third quarter, after an idle prompt. An idle stretch is four idle
+prompts (12 turns), long enough for Claude Code's "haven't been used recently" reminder
+(LONG, IDLE_PROMPTS).
+  - Claude Code: four processes, a new session and three `--resume`s, each sending its
+    messages one at a time over stream-json, `/compact` in the third;
+  - Codex and Gemini CLI, which take one prompt a process: 24 processes, each prompt after
+    the first a resume (`codex exec resume ID`, `gemini --resume latest`), the compaction
+    forced by a low limit in one process (cli_long says how).
+Each agent with its own list (Claude Code: its Task tools and TodoWrite) and with rpiv_todo
+through its plugin or extension (README.md's blocks tagged readme-test=<agent>-plugin, the
+marketplace a copy of this checkout's with the release binary for `npx -y rpiv-todo-mcp`),
+whose hooks put the list back after a resume or the compaction and remind the model at the
+end of a turn with a task in progress. Each run's requests, all processes in order, go to
+one file.
+
+--claude-model MODEL: Claude Code's runs with `--model MODEL` (labels end in -MODEL).
+Claude Code 2.1.197 gives its newest models (its default, claude-opus-4-8) a short
+TodoWrite prompt and the others (claude-sonnet-4-6, say) its full one.
 
 Writes OUT_DIR/<label>.json (the recorded requests) and prints LABEL=PATH for each.
 """
@@ -37,6 +47,7 @@ Writes OUT_DIR/<label>.json (the recorded requests) and prints LABEL=PATH for ea
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -292,9 +303,19 @@ WORK_TEXT = {
 IDLE_REPLY = "Read them: the loader hands the parsed TOML table to the app; nothing to change there yet."
 
 
-def long_prompts(steps, project):
+# How each agent's model reads a project file in an idle prompt: Claude Code's Read, Codex's
+# exec_command (`cat`, in its read-only sandbox), Gemini CLI's read_file.
+READERS = {
+    "claude": lambda path, name: ("Read", {"file_path": str(path)}),
+    "codex": lambda path, name: ("exec_command", {"cmd": f"cat {name}"}),
+    "gemini": lambda path, name: ("read_file", {"file_path": str(path)}),
+}
+
+
+def long_prompts(steps, project, agent="claude"):
     """The long session as segments of (prompt, the model's actions): an action is a call
     (tool, arguments) or ("text", reply), which ends the turn; /compact has none."""
+    reader = READERS[agent]
     names = list(FILES)
     reads = 0
     segments = []
@@ -310,33 +331,87 @@ def long_prompts(steps, project):
             else:
                 a, b = names[reads % len(names)], names[(reads + 1) % len(names)]
                 reads += 2
-                files = [("Read", {"file_path": str(Path(project, f))}) for f in (a, b)]
+                files = [reader(Path(project, f), f) for f in (a, b)]
                 out.append((f"What do {a} and {b} say?", files + [("text", IDLE_REPLY)]))
         segments.append((kind, out))
     return segments
 
 
+# Codex's compaction request (its last message) and Gemini CLI's (and the check of the
+# summary that follows it) hold these; each gets a summary of the scripted session.
+CODEX_COMPACT_ASK = "CONTEXT CHECKPOINT COMPACTION"
+GEMINI_COMPACT_ASK = "<state_snapshot>"
+GEMINI_SUMMARY = (
+    "<state_snapshot>The user plans and does the parser work with a todo list: six tasks (#3 after #2,"
+    " #6 after #5), three done or in progress, reading the project's files in between.</state_snapshot>"
+)
+# A turn sent back by a hook's end-of-turn reminder (Codex's Stop, Gemini CLI's AfterAgent).
+REMINDER_HEAD = "Reminder from the todo tool"
+# The input tokens Codex is told its first answer took in the process that compacts, above
+# the auto-compaction limit that process is given (as plugin_cases.codex_plugin does).
+CODEX_BIG = 50000
+CODEX_LIMIT = 2000
+# Gemini CLI's compression threshold (a fraction of gemini-2.5-flash's 1,048,576 tokens) in
+# the process that compresses: about 520 tokens, below its estimate of the resumed history
+# (so it compresses before the first request) and above the 100 tokens the scripted model
+# reports for each answer (so it does not again).
+GEMINI_THRESHOLD = 0.0005
+
+
+def tail_text(api, body):
+    """The text the request ends with: the last user message's (Claude Code), or the last
+    item's when it is a message (Codex, Gemini CLI), else ""."""
+    if api == "anthropic":
+        return pc.last_user_text({"body": body})
+    if api == "openai":
+        items = body.get("input") or []
+        last = items[-1] if items and isinstance(items[-1], dict) else {}
+        if last.get("type") not in ("message", None) or "role" not in last:
+            return ""
+        content = last.get("content")
+        if isinstance(content, str):
+            return content
+        return "".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+    if api == "gemini":
+        contents = body.get("contents") or []
+        last = contents[-1] if contents else {}
+        if last.get("role") != "user":
+            return ""
+        return "".join(part.get("text", "") for part in last.get("parts") or [] if isinstance(part, dict))
+    return ""
+
+
 class LongModel(ms.ScriptedModel):
     """The scripted model of one process of the long session: `actions` in order, one per
     request (a call, or a text that ends the turn), whatever the conversation holds (it
-    may be resumed or compacted). A compaction request gets SUMMARY, a turn continued by a
-    Stop hook a short text (both without taking an action), a side request the short text."""
+    may be resumed or compacted). A compaction request gets a summary, a turn continued by
+    a hook's reminder a short text (both without taking an action), a side request the
+    short text. Codex's MCP tools come through its tool_search: searched for when needed.
+    With `big_first`, its first answer reports that many input tokens."""
 
-    def __init__(self, actions, first_id):
-        super().__init__([])
+    def __init__(self, actions, first_id, big_first=0):
+        super().__init__([], big_first=big_first)
         self.script = list(actions)
         # The ids of its answers (tool_use ids) go on from the earlier processes': a resumed
         # history holds those, and an id given twice is not answered.
         self.counter = first_id
+        self.first_id = first_id
+
+    def prompt_tokens(self, n, call):
+        return self.big_first if n == self.first_id + 1 and self.big_first else 100
 
     def decide(self, api, body):
         offered = [name for name, _ in ms.offered_tools(api, body)] if isinstance(body, dict) else []
-        last = pc.last_user_text({"body": body}) if api == "anthropic" and isinstance(body, dict) else ""
-        if COMPACT_ASK in last:
+        last = tail_text(api, body) if isinstance(body, dict) else ""
+        if api == "anthropic" and COMPACT_ASK in last:
             return None, SUMMARY
+        if api == "openai" and CODEX_COMPACT_ASK in last:
+            return None, SUMMARY
+        if api == "gemini" and GEMINI_COMPACT_ASK in last:
+            return None, GEMINI_SUMMARY
         if not offered:
             return None, ms.SIDE_TEXT
-        if last.startswith(STOP_FEEDBACK):
+        if last.startswith(STOP_FEEDBACK) or (api != "anthropic" and REMINDER_HEAD in last):
             return None, "Noted: the task in progress stays in progress until it is done."
         with self.lock:
             if not self.script:
@@ -349,6 +424,8 @@ class LongModel(ms.ScriptedModel):
             if match is None:
                 if api == "anthropic" and ms._may_wait(body):
                     return ms.WAIT_TOOL, {"servers": ["rpiv_todo"]}
+                if api == "openai" and tool == "todo" and ms._needs_tool_search(body):
+                    return "tool_search", {"query": "todo task list", "limit": 8}
                 return None, ms.SIDE_TEXT
             self.script.pop(0)
             return match, args
@@ -387,9 +464,9 @@ def claude_segment(env, project, session, kind, prompts, extra_args, first_id):
 
 
 def run_long(agent, label, steps, plugin, out, clis, server_command, extra_env=None, extra_args=()):
-    """The long session by `agent` (Claude Code): its segments one after another in one HOME
-    and project, with the plugin installed as the README says when `plugin`. Writes
-    OUT_DIR/<label>.json, every process's requests in order."""
+    """The long session by `agent`: its segments one after another in one HOME and project,
+    with the plugin installed as the README says when `plugin`. Writes OUT_DIR/<label>.json,
+    every process's requests in order."""
     made = agent_scratch(agent, label, clis, extra_env)
     if made is None:
         return None
@@ -397,32 +474,132 @@ def run_long(agent, label, steps, plugin, out, clis, server_command, extra_env=N
     for name, text in FILES.items():
         Path(project, name).parent.mkdir(parents=True, exist_ok=True)
         Path(project, name).write_text(text)
+    if agent == "gemini":
+        # Test-only, as plugin_cases.run_case: the folder trusted (a user answers Gemini's
+        # prompt), its first-start settings, the folder git clone would make.
+        env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+        R.agent_env(env, "gemini", "http://127.0.0.1:9")
+        Path(home, ".local", "share").mkdir(parents=True, exist_ok=True)
     if plugin:
         errors = install_plugin(agent, scratch, home, project, env, server_command)
         if errors:
             print(f"{label}: {errors}", file=sys.stderr)
             return None
-    requests = []
-    session = str(uuid.uuid4())
-    for kind, prompts in long_prompts(steps, project):
-        got, left, rc, err = claude_segment(env, project, session, kind, prompts, list(extra_args), 1000 * len(requests))
-        requests += got
-        if rc != 0 or left:
-            print(f"{label}: a {kind} segment: exit {rc}, {left} actions not taken: {err[-800:]}", file=sys.stderr)
+    segments = long_prompts(steps, project, agent)
+    if agent == "claude":
+        requests = []
+        session = str(uuid.uuid4())
+        for kind, prompts in segments:
+            got, left, rc, err = claude_segment(env, project, session, kind, prompts, list(extra_args), 1000 * len(requests))
+            requests += got
+            if rc != 0 or left:
+                print(f"{label}: a {kind} segment: exit {rc}, {left} actions not taken: {err[-800:]}", file=sys.stderr)
+    else:
+        requests = cli_long(agent, label, scratch, env, project, segments, list(extra_args))
+    errors = list_errors(requests, steps[0][0][0])
+    if errors:
+        print(f"{label}: {len(errors)} list calls answered with an error: {errors[:3]}", file=sys.stderr)
     path = Path(out, f"{label}.json")
     path.write_text(json.dumps(requests, indent=1, ensure_ascii=False))
     return path
 
 
+def cli_long(agent, label, scratch, env, project, segments, extra_args):
+    """The long session by Codex or Gemini CLI, which take one prompt a process: each prompt
+    a `codex exec` / `gemini -p`, the first a new session, every later one a resume of it
+    (`codex exec resume ID`, `gemini --resume latest`). The compaction where the segments
+    put /compact: Codex's in the prompt before it (that process given a low
+    model_auto_compact_token_limit, and its first answer reporting more, so Codex compacts
+    once, mid-turn, after that prompt's first read); Gemini CLI's before the prompt after it
+    (that process given a low model.compressionThreshold, so Gemini CLI compresses the
+    resumed history once, before the prompt's first request). The requests, in order."""
+    flat = [(text, actions) for _, prompts in segments for text, actions in prompts]
+    runs = []
+    for i, (text, actions) in enumerate(flat):
+        if text == "/compact":
+            continue
+        before = i > 0 and flat[i - 1][0] == "/compact"
+        after = i + 1 < len(flat) and flat[i + 1][0] == "/compact"
+        runs.append((text, actions, after if agent == "codex" else before))
+    requests = []
+    session = None
+    for n, (text, actions, compact) in enumerate(runs):
+        model = LongModel(actions, 1000 * len(requests), CODEX_BIG if compact and agent == "codex" else 0)
+        resume = (session if agent == "codex" else True) if n > 0 else None
+        rc, out, err = cli_prompt(agent, scratch, env, project, model, extra_args, text, resume, compact)
+        requests += model.requests
+        if agent == "codex" and session is None:
+            m = re.search(r"session id: (\S+)", err)
+            session = m.group(1) if m else None
+            if session is None:
+                print(f"{label}: codex exec named no session: {err[-800:]}", file=sys.stderr)
+                break
+        if rc != 0 or model.script:
+            print(f"{label}: prompt {n + 1} ({text!r}): exit {rc}, {len(model.script)} actions not taken: {err[-800:]}",
+                  file=sys.stderr)
+    return requests
+
+
+def cli_prompt(agent, scratch, env, project, model, extra_args, text, resume, compact):
+    """One `codex exec` or `gemini -p` of the long session against `model`; `resume`: the
+    session to resume (True: Gemini's latest); `compact`: the process that compacts.
+    (exit code, stdout, stderr)."""
+    server = ms.ModelServer(model)
+    e, args = R.agent_env(env, agent, server.url)
+    if agent == "codex":
+        # Its hooks trusted for this run only, as plugin_cases.run_codex (a user trusts them
+        # once in /hooks); nothing to trust without the plugin.
+        command = ["codex", "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", *args, *extra_args]
+        if compact:
+            command += ["-c", f"model_auto_compact_token_limit={CODEX_LIMIT}"]
+        command += ["resume", resume, text] if resume else [text]
+    else:
+        if compact:
+            # System settings over the user's, for this process only.
+            system = Path(scratch, "gemini-compress.json")
+            system.write_text(json.dumps({"model": {"compressionThreshold": GEMINI_THRESHOLD}}))
+            e["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(system)
+        command = ["gemini", *args, *extra_args, *(["--resume", "latest"] if resume else []), "-p", text]
+    try:
+        proc = subprocess.run(command, cwd=project, env=e, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=R.RUN_TIMEOUT)
+        rc, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as x:
+        rc, out, err = -9, str(x.stdout or ""), f"(killed after {R.RUN_TIMEOUT}s)"
+    server.close()
+    return rc, out, err
+
+
+def list_errors(requests, tool):
+    """The replies to `tool` (the list's tool; "todo": under any prefix) that report an
+    error, each once: (arguments, reply)."""
+    seen = []
+    for req in requests:
+        api = ms.api_of(req["path"])
+        if not api or not isinstance(req["body"], dict):
+            continue
+        name = offered_name([n for n, _ in ms.offered_tools(api, req["body"])], tool)
+        for x in ms.todo_exchanges(api, req["body"], name) if name else []:
+            reply = x.get("result")
+            bad = x.get("is_error") or (isinstance(x.get("raw"), dict) and "error" in x["raw"])
+            if reply is not None and (bad or re.search(r"\berror\b", reply, re.I)):
+                got = (x.get("args"), reply)
+                if got not in seen:
+                    seen.append(got)
+    return seen
+
+
 def install_plugin(agent, scratch, home, project, env, server_command):
     """The README's blocks tagged readme-test=<agent>-plugin, as a user runs them, with the
-    GitHub marketplace replaced by a copy of this checkout's whose `npx -y rpiv-todo-mcp` is
-    `server_command` (as tests/terminal/plugin_cases.py does). The errors, or []."""
+    GitHub marketplace (Gemini CLI: the clone) replaced by a copy of this checkout's whose
+    `npx -y rpiv-todo-mcp` is `server_command` (as tests/terminal/plugin_cases.py does).
+    The errors, or []."""
     market = pc.marketplace_copy(R, scratch, server_command)
     blocks = []
     for lang, attrs, text in R.readme_blocks(R.DOCS[0], f"{agent}-plugin"):
         if lang == "sh":
             text = text.replace(f"marketplace add {MARKETPLACE}", f"marketplace add {market}")
+            text = text.replace(f"git clone --depth 1 https://github.com/{MARKETPLACE}", f"cp -R {market}")
         blocks.append((lang, attrs, text))
     if not blocks:
         return [f"no blocks tagged readme-test={agent}-plugin"]
@@ -433,25 +610,35 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out")
     parser.add_argument("--clis")
-    parser.add_argument("--agents", help="claude,codex,gemini (default: all three; the long session: claude)")
+    parser.add_argument("--agents", help="claude,codex,gemini (default: all three)")
     parser.add_argument("--session", choices=["short", "long"], default="short")
+    parser.add_argument("--claude-model", help="Claude Code's --model (default: its own)")
     args = parser.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     clis = R.cache_dir(args.clis)
     binary = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target") / "release" / "rpiv_todo_mcp"
     only = set(args.agents.split(",")) if args.agents else None
     if args.session == "long":
+        yolo = ("--approval-mode", "yolo")
         runs = [
-            ("claude", "task-tools", task_tools_steps(), False, None),
-            ("claude", "todowrite", todo_write_steps(), False, {"CLAUDE_CODE_ENABLE_TASKS": "0"}),
-            # Ours with the Claude Code plugin (README.md's blocks): its hooks put the list back.
-            ("claude", "rpiv-todo", ours_steps(), True, None),
+            ("claude", "task-tools", task_tools_steps(), False, None, ()),
+            ("claude", "todowrite", todo_write_steps(), False, {"CLAUDE_CODE_ENABLE_TASKS": "0"}, ()),
+            # Ours with each agent's plugin (README.md's blocks): its hooks put the list back.
+            ("claude", "rpiv-todo", ours_steps(), True, None, ()),
+            ("codex", "update-plan", update_plan_steps(), False, None, ("-c", "tools.update_plan.enabled=true")),
+            ("codex", "rpiv-todo", ours_steps(), True, None, ()),
+            # Both in yolo mode, so that both are offered the same built-in tools.
+            ("gemini", "write-todos", write_todos_steps(), False, None, yolo),
+            ("gemini", "rpiv-todo", ours_steps(), True, None, yolo),
         ]
-        for agent, what, steps, plugin, env in runs:
+        for agent, what, steps, plugin, env, extra in runs:
             if only and agent not in only:
                 continue
             label = f"{agent}-long-{what}"
-            path = run_long(agent, label, steps, plugin, args.out, clis, str(binary), env)
+            if agent == "claude" and args.claude_model:
+                extra = (*extra, "--model", args.claude_model)
+                label += "-" + args.claude_model
+            path = run_long(agent, label, steps, plugin, args.out, clis, str(binary), env, extra)
             if path:
                 print(f"{label}={path}")
         return
@@ -463,13 +650,16 @@ def main():
         ("codex", "update-plan", update_plan(), False, None, ("-c", "tools.update_plan.enabled=true")),
         ("codex", "rpiv-todo", ours(), True, None, ()),
         ("gemini", "write-todos", write_todos(), False, None, ("--approval-mode", "yolo")),
-        ("gemini", "rpiv-todo", ours(), True, None, ()),
+        ("gemini", "rpiv-todo", ours(), True, None, ("--approval-mode", "yolo")),
     ]
     for agent, what, calls, with_blocks, env, extra in runs:
         if only and agent not in only:
             continue
         blocks = R.readme_blocks(R.DOCS[0], agent) if with_blocks else None
         label = f"{agent}-{what}"
+        if agent == "claude" and args.claude_model:
+            extra = (*extra, "--model", args.claude_model)
+            label += "-" + args.claude_model
         path = run_agent(agent, label, calls, blocks, args.out, clis, str(binary), env, extra)
         if path:
             print(f"{label}={path}")

@@ -25,9 +25,10 @@
 #   scripts/bench.sh --own-lists                  (issue 39's session done by Claude Code, Codex and
 #                                                  Gemini CLI with their own lists and with ours,
 #                                                  the bodies in tokens, as sent and cached: own_lists.py)
-#   scripts/bench.sh --own-lists-long             (the same list work in a long session by Claude Code:
-#                                                  resumes, idle turns, a /compact; the reminders and
-#                                                  the list put back, in tokens: own_lists.py --session long)
+#   scripts/bench.sh --own-lists-long             (the same list work in a long session by the same
+#                                                  agents: resumes, idle turns, a compaction; the
+#                                                  reminders and the list put back, in tokens:
+#                                                  own_lists.py --session long)
 #   scripts/bench.sh --tokens-agents              (the request bodies of the real terminal agents
 #                                                  in tokens; agent_token_counts below)
 #
