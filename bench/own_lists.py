@@ -351,11 +351,12 @@ REMINDER_HEAD = "Reminder from the todo tool"
 # the auto-compaction limit that process is given (as plugin_cases.codex_plugin does).
 CODEX_BIG = 50000
 CODEX_LIMIT = 2000
-# Gemini CLI's compression threshold (a fraction of gemini-2.5-flash's 1,048,576 tokens) in
-# the process that compresses: about 520 tokens, below its estimate of the resumed history
-# (so it compresses before the first request) and above the 100 tokens the scripted model
-# reports for each answer (so it does not again).
-GEMINI_THRESHOLD = 0.0005
+# Gemini CLI compresses before a request when the previous answer's input tokens reached its
+# threshold (a fraction of gemini-2.5-flash's 1,048,576 tokens; 0.5 by default): in the
+# process that compresses, the first answer reports GEMINI_BIG, above the threshold that
+# process is given and the default alike, and every other answer 100.
+GEMINI_THRESHOLD = 0.02
+GEMINI_BIG = 600000
 
 
 def tail_text(api, body):
@@ -510,9 +511,9 @@ def cli_long(agent, label, scratch, env, project, segments, extra_args):
     (`codex exec resume ID`, `gemini --resume latest`). The compaction where the segments
     put /compact: Codex's in the prompt before it (that process given a low
     model_auto_compact_token_limit, and its first answer reporting more, so Codex compacts
-    once, mid-turn, after that prompt's first read); Gemini CLI's before the prompt after it
-    (that process given a low model.compressionThreshold, so Gemini CLI compresses the
-    resumed history once, before the prompt's first request). The requests, in order."""
+    once, mid-turn, after that prompt's first read); Gemini CLI's in the prompt after it
+    (that process's first answer reporting GEMINI_BIG input tokens, so Gemini CLI compresses
+    once, before the prompt's second request). The requests, in order."""
     flat = [(text, actions) for _, prompts in segments for text, actions in prompts]
     runs = []
     for i, (text, actions) in enumerate(flat):
@@ -524,7 +525,8 @@ def cli_long(agent, label, scratch, env, project, segments, extra_args):
     requests = []
     session = None
     for n, (text, actions, compact) in enumerate(runs):
-        model = LongModel(actions, 1000 * len(requests), CODEX_BIG if compact and agent == "codex" else 0)
+        big = (CODEX_BIG if agent == "codex" else GEMINI_BIG) if compact else 0
+        model = LongModel(actions, 1000 * len(requests), big)
         resume = (session if agent == "codex" else True) if n > 0 else None
         rc, out, err = cli_prompt(agent, scratch, env, project, model, extra_args, text, resume, compact)
         requests += model.requests

@@ -551,6 +551,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer_gemini(self, body, name, what):
         n = self.model.next_id()
+        tokens = self.model.prompt_tokens(n, name)
         config = body.get("generationConfig") or {}
         if name:
             part = {"functionCall": {"name": name, "args": what, "id": f"fc_{n:04d}"}}
@@ -561,7 +562,7 @@ class Handler(BaseHTTPRequestHandler):
             part = {"text": what}
         chunk = {
             "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+            "usageMetadata": {"promptTokenCount": tokens, "candidatesTokenCount": 10, "totalTokenCount": tokens + 10},
             "modelVersion": "scripted",
         }
         if ":streamGenerateContent" not in self.path:
