@@ -22,10 +22,11 @@
 #   scripts/bench.sh --tokens                     (the tool's text, replies and re-injected text
 #                                                  in tokens, before and after; token_counts below)
 #   scripts/bench.sh --hooks [runs]               (the terminal agents' hooks, ms a run: bench/hook.py)
-#   scripts/bench.sh --own-lists                  (issue 39's session done by Claude Code, Codex and
+#   scripts/bench.sh --own-lists [options]        (issue 39's session done by Claude Code, Codex and
 #                                                  Gemini CLI with their own lists and with ours,
-#                                                  the bodies in tokens, as sent and cached: own_lists.py)
-#   scripts/bench.sh --own-lists-long             (the same list work in a long session by the same
+#                                                  the bodies in tokens, as sent and cached: own_lists.py,
+#                                                  whose --agents and --claude-model it passes on)
+#   scripts/bench.sh --own-lists-long [options]   (the same list work in a long session by the same
 #                                                  agents: resumes, idle turns, a compaction; the
 #                                                  reminders and the list put back, in tokens:
 #                                                  own_lists.py --session long)
@@ -215,13 +216,14 @@ agent_token_counts() {
 # Issue 39's scripted session, done by each real agent with its own list and with rpiv_todo
 # (bench/own_lists.py, the release server, in a network namespace of loopback only when
 # unshare allows), counted by bench/tokens_agents.mjs. $1: the session, short (default) or
-# long.
+# long; the rest go to own_lists.py (--agents, --claude-model).
 own_list_counts() {
     local npm_dir=${RPIV_BENCH_NPM:-$HOME/.cache/rpiv_todo/bench-npm} out recordings session=${1:-short}
+    shift || true
     token_counts >/dev/null # the tokenizers, installed on first use
     cargo build --release -p rpiv_todo_mcp >/dev/null 2>&1
     out=$(mktemp -d)
-    local run=(python3 "$ROOT/bench/own_lists.py" "$out" --session "$session")
+    local run=(python3 "$ROOT/bench/own_lists.py" "$out" --session "$session" "$@")
     if unshare -n true 2>/dev/null; then
         run=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${run[@]}")
     fi
@@ -236,11 +238,11 @@ if [[ ${1:-} == --tokens ]]; then
     exit 0
 fi
 if [[ ${1:-} == --own-lists ]]; then
-    own_list_counts
+    own_list_counts short "${@:2}"
     exit 0
 fi
 if [[ ${1:-} == --own-lists-long ]]; then
-    own_list_counts long
+    own_list_counts long "${@:2}"
     exit 0
 fi
 if [[ ${1:-} == --tokens-agents ]]; then
