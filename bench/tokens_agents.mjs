@@ -183,7 +183,7 @@ function reinjected(requests) {
 //   - "re-injected": REINJECTED's texts.
 // Each piece's JSON text (a text's own characters) counted with the Claude tokenizer.
 const LIST = (name) => typeof name === "string" && (TODO.test(name) || OWN.test(name));
-const SNIPPET = /todo: plan multi-step work[^\n"]*?recreate tasks/g;
+const SNIPPET = /todo: (?:plan multi-step work|a task list for multi-step work)[^\n"]*?recreate tasks/g;
 
 function pieces(v, ids, out, depth = 0) {
   if (typeof v === "string") {

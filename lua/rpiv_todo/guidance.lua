@@ -16,11 +16,10 @@ local H = {}
 -- (the actions, their fields, the statuses), so the whole text reaches the model once.
 ---@type rpiv_todo.Guidance
 M.defaults = {
-  prompt_snippet = "todo: plan multi-step work as a task list you update as you go"
-    .. " (statuses, dependencies); the tool keeps the list when the conversation is"
-    .. " summarized, so call list rather than recreate tasks",
+  prompt_snippet = "todo: a task list for multi-step work, kept when the conversation is summarized;"
+    .. " call list rather than recreate tasks",
   prompt_guidelines = {
-    "Open a list for three or more steps or several requests; skip the list for one quick edit" .. " or a question.",
+    "Use a list for three or more steps or several requests; skip it for one quick edit or a question.",
     "Keep exactly one task in_progress; mark it in_progress before you start on it.",
     "Mark a task completed the moment it is done, never saving completions up; finishing #1 and"
       .. " starting #2 is one call:"
@@ -28,11 +27,10 @@ M.defaults = {
     "Never mark a task completed while its tests fail or it is partly done: keep it in_progress"
       .. " and add a task for the blocker.",
     "Never reopen finished work: create a new task for it.",
-    'A status change sends only the id and the status: {"action":"update","id":3,"status":"completed"}.',
-    "Sequence work with blockedBy on create; addBlockedBy and removeBlockedBy take only the changed"
-      .. " ids, never the whole array.",
-    'subject: a short imperative title ("Write the parser"); description: detail and acceptance'
-      .. ' criteria; activeForm: the present-continuous label shown while it runs ("Writing the parser").',
+    'A status change sends only id and status: {"action":"update","id":3,"status":"completed"}.',
+    "Sequence work with blockedBy; addBlockedBy and removeBlockedBy take only the changed ids.",
+    'subject: a short imperative ("Write the parser"); description: detail, acceptance criteria;'
+      .. ' activeForm: shown while it runs ("Writing the parser").',
   },
 }
 

@@ -137,7 +137,7 @@ end)
 -- What the guidance must teach (the topics the project's design lists), and the phrases
 -- that carry each topic in our default guidelines (all must be present).
 H.guidance_topics = {
-  { "when to open a list", { "three or more", "skip the list" } },
+  { "when to open a list", { "three or more", "skip it for one quick edit" } },
   { "exactly one task in_progress", { "exactly one task in_progress" } },
   { "mark it before starting", { "in_progress before you start" } },
   { "complete immediately", { "completed the moment it is done" } },
@@ -150,13 +150,13 @@ H.guidance_topics = {
   { "never with partial work", { "partly done" } },
   { "never reopen", { "Never reopen finished work: create a new task for it" } },
   { "the literal update call", { '{"action":"update","id":3,"status":"completed"}' } },
-  { "dependencies", { "blockedBy on create", "addBlockedBy and removeBlockedBy", "never the whole array" } },
+  { "dependencies", { "Sequence work with blockedBy", "addBlockedBy and removeBlockedBy take only the changed ids" } },
   {
     "subject vs description vs activeForm",
     {
-      "subject: a short imperative title",
-      "description: detail and acceptance criteria",
-      "activeForm: the present-continuous label",
+      'subject: a short imperative ("Write the parser")',
+      "description: detail, acceptance criteria",
+      'activeForm: shown while it runs ("Writing the parser")',
     },
   },
 }
@@ -164,16 +164,16 @@ H.guidance_topics = {
 -- What the description must say: each action with its fields, the batch form, the status
 -- machine, and the fields' rules.
 H.description_phrases = {
-  "- create: subject; optional description, activeForm, owner, metadata, blockedBy.",
-  "- update: id and any of status, addBlockedBy, removeBlockedBy and create's other fields.",
-  "- list: optional status filter, includeDeleted.",
-  "- get: id; the task, what it waits for and what it blocks.",
-  "- delete: id; the task stays as a tombstone.",
-  "- clear: drops every task; ids restart at 1.",
-  "never list positions",
+  "create {subject, description?, activeForm?, owner?, metadata?, blockedBy?}",
+  "update {id, status?, addBlockedBy?, removeBlockedBy?, create's fields?}",
+  "list {status?, includeDeleted?}",
+  "get {id}: the task and its links",
+  "delete {id}: leaves a tombstone",
+  "clear: ids restart at 1",
+  "Ids are the #numbers replies give, never list positions",
   "tasks: [{...}], one call's fields each; all or nothing",
   "pending ⇄ in_progress, either → completed, any → deleted",
-  "completed and deleted never go back",
+  "completed and deleted are final",
   "the current status is a no-op",
   "no cycle",
   "update merges metadata by key; null removes a key",
@@ -196,7 +196,7 @@ T.test("the default guidance teaches every listed topic, and the description eve
   T.eq(#spec.prompt_guidelines, 8, "guideline count")
   T.ok(spec.prompt_snippet:find("multi-step work", 1, true), "snippet: when to use the tool")
   T.ok(
-    spec.prompt_snippet:find("keeps the list when the conversation is summarized", 1, true),
+    spec.prompt_snippet:find("kept when the conversation is summarized", 1, true),
     "snippet: the list is kept through compaction"
   )
   local distinct = {}

@@ -77,11 +77,11 @@ T.test("a second setup() before first use: absent keys are back to their default
     "todo.setup({ max_widget_lines = 5, guidance = { prompt_snippet = 'snippet' } })",
     "todo.setup({ collapse_key = 'alt+t' })",
     "local c = todo.config",
-    "vim.fn.writefile({ tostring(c.max_widget_lines), c.collapse_key, c.guidance.prompt_snippet:sub(1, 26),",
+    "vim.fn.writefile({ tostring(c.max_widget_lines), c.collapse_key, c.guidance.prompt_snippet:sub(1, 32),",
     "  tostring(todo.overlay.config.max_widget_lines), todo.overlay.config.collapse_key }, OUT)",
     'vim.cmd("qa!")',
   })
-  T.eq(table.concat(written, "|"), "12|alt+t|todo: plan multi-step work|12|alt+t", "config and overlay")
+  T.eq(table.concat(written, "|"), "12|alt+t|todo: a task list for multi-step|12|alt+t", "config and overlay")
 end)
 
 T.test("once startup is over the core is checked (a missing build would be reported then)", function()

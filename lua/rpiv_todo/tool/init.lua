@@ -21,18 +21,15 @@ M.label = schema.LABEL
 -- and what the fields that need it mean, each said once. How to use the tool well is the
 -- guidelines' part (guidance.lua), and the snippet says when to use it.
 M.description = table.concat({
-  "Ids are the numbers replies give (#3 is 3), never list positions.",
-  "- create: subject; optional description, activeForm, owner, metadata, blockedBy.",
-  "- update: id and any of status, addBlockedBy, removeBlockedBy and create's other fields.",
-  "- list: optional status filter, includeDeleted.",
-  "- get: id; the task, what it waits for and what it blocks.",
-  "- delete: id; the task stays as a tombstone.",
-  "- clear: drops every task; ids restart at 1.",
+  "create {subject, description?, activeForm?, owner?, metadata?, blockedBy?}",
+  "update {id, status?, addBlockedBy?, removeBlockedBy?, create's fields?}",
+  "list {status?, includeDeleted?}; get {id}: the task and its links; delete {id}: leaves a"
+    .. " tombstone; clear: ids restart at 1",
   "create and update also take tasks: [{...}], one call's fields each; all or nothing.",
-  "Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed and deleted never"
-    .. " go back; the current status is a no-op.",
-  "blockedBy: ids the task waits for, existing and not deleted, no cycle. update merges metadata by"
-    .. " key; null removes a key.",
+  "Ids are the #numbers replies give, never list positions.",
+  "Statuses: pending ⇄ in_progress, either → completed, any → deleted; completed and deleted are"
+    .. " final; the current status is a no-op.",
+  "blockedBy: existing, undeleted ids, no cycle. update merges metadata by key; null removes a key.",
 }, "\n")
 
 M.parameters = schema.parameters
