@@ -218,8 +218,9 @@ function listIds(v, ids = { calls: new Set(), search: new Set() }, depth = 0) {
 
 // Per recording: the list's part as sent, by kind and in all, and with caching estimated as
 // the bodies are (a piece in the prefix or in a turn the request reads from the cache at
-// 0.1x, any other written at 1.25x).
-function listPart(requests, read) {
+// 0.1x, any other written at 1.25x). `count`: the tokenizer (Claude's by default; o200k is
+// the one Codex's OpenAI models read).
+function listPart(requests, read, count = (t) => claude.countTokens(t)) {
   const KINDS = ["tools", "instructions", "calls", "re-injected"];
   const sent = Object.fromEntries(KINDS.map((k) => [k, 0]));
   let cost = 0;
@@ -231,7 +232,7 @@ function listPart(requests, read) {
     turns.forEach((t, k) => found.push([k, pieces(t, ids, [])]));
     for (const [k, list] of found) {
       for (const [kind, text] of list) {
-        const n = claude.countTokens(text);
+        const n = count(text);
         sent[kind] += n;
         cost += (k < 0 ? read[i] >= 0 : k < read[i]) ? 0.1 * n : 1.25 * n;
       }
@@ -271,7 +272,8 @@ for (const arg of recordings) {
     }
   }
   const cost = cached(requests, counts);
-  lists.push([label, requests.length, ...listPart(requests, cost.read)]);
+  const byO200k = listPart(requests, cost.read, (t) => o200k.encode(t).length);
+  lists.push([label, requests.length, ...listPart(requests, cost.read), ...byO200k.slice(-2)]);
   rows.push([
     label,
     requests.length,
@@ -308,7 +310,7 @@ function table(head, rows, text = 1) {
 }
 table(head, rows);
 console.log();
-table(["recording", "requests", "list tools", "instructions", "calls and results", "re-injected", "the list's part, as sent", "cached (est.)"], lists);
+table(["recording", "requests", "list tools", "instructions", "calls and results", "re-injected", "the list's part, as sent", "cached (est.)", "as sent (o200k)", "cached (o200k, est.)"], lists);
 if (again.length) {
   console.log();
   const reHead = ["recording", "re-injected", "copies put in", "tokens a copy", "as sent (claude)", "cached (est.)", "of the bodies"];
