@@ -183,6 +183,7 @@ function reinjected(requests) {
 //   - "re-injected": REINJECTED's texts.
 // Each piece's JSON text (a text's own characters) counted with the Claude tokenizer.
 const LIST = (name) => typeof name === "string" && (TODO.test(name) || OWN.test(name));
+// The server's snippet: its wording until b8922b6, and since 53fe4d1.
 const SNIPPET = /todo: (?:plan multi-step work|a task list for multi-step work)[^\n"]*?recreate tasks/g;
 
 function pieces(v, ids, out, depth = 0) {
