@@ -181,7 +181,7 @@ function reinjected(requests) {
 //     (Anthropic tool_use / tool_result, Responses function_call / function_call_output,
 //     Gemini functionCall / functionResponse);
 //   - "re-injected": REINJECTED's texts.
-// Each piece's JSON text (a text's own characters) counted with the Claude tokenizer.
+// Each piece's JSON text (a text's own characters) counted with the Claude tokenizer and o200k.
 const LIST = (name) => typeof name === "string" && (TODO.test(name) || OWN.test(name));
 // The server's snippet: its wording until b8922b6, and since 53fe4d1.
 const SNIPPET = /todo: (?:plan multi-step work|a task list for multi-step work)[^\n"]*?recreate tasks/g;
@@ -219,12 +219,14 @@ function listIds(v, ids = { calls: new Set(), search: new Set() }, depth = 0) {
 
 // Per recording: the list's part as sent, by kind and in all, and with caching estimated as
 // the bodies are (a piece in the prefix or in a turn the request reads from the cache at
-// 0.1x, any other written at 1.25x). `count`: the tokenizer (Claude's by default; o200k is
-// the one Codex's OpenAI models read).
-function listPart(requests, read, count = (t) => claude.countTokens(t)) {
+// 0.1x, any other written at 1.25x); with the Claude tokenizer, then the as sent and cached
+// figures with o200k (the one Codex's OpenAI models read). Each body's pieces are found once.
+function listPart(requests, read) {
   const KINDS = ["tools", "instructions", "calls", "re-injected"];
   const sent = Object.fromEntries(KINDS.map((k) => [k, 0]));
   let cost = 0;
+  let sentO = 0;
+  let costO = 0;
   requests.forEach((r, i) => {
     const ids = listIds(r.body);
     const key = TURNS.find((k) => Array.isArray(r.body[k]));
@@ -232,15 +234,19 @@ function listPart(requests, read, count = (t) => claude.countTokens(t)) {
     const found = [[-1, pieces(PREFIX.map((k) => r.body[k]), ids, [])]];
     turns.forEach((t, k) => found.push([k, pieces(t, ids, [])]));
     for (const [k, list] of found) {
+      const rate = (k < 0 ? read[i] >= 0 : k < read[i]) ? 0.1 : 1.25;
       for (const [kind, text] of list) {
-        const n = count(text);
+        const n = claude.countTokens(text);
+        const o = o200k.encode(text).length;
         sent[kind] += n;
-        cost += (k < 0 ? read[i] >= 0 : k < read[i]) ? 0.1 * n : 1.25 * n;
+        cost += rate * n;
+        sentO += o;
+        costO += rate * o;
       }
     }
   });
   const all = KINDS.reduce((a, k) => a + sent[k], 0);
-  return [...KINDS.map((k) => sent[k]), all, Math.round(cost)];
+  return [...KINDS.map((k) => sent[k]), all, Math.round(cost), sentO, Math.round(costO)];
 }
 
 const rows = [];
@@ -273,8 +279,7 @@ for (const arg of recordings) {
     }
   }
   const cost = cached(requests, counts);
-  const byO200k = listPart(requests, cost.read, (t) => o200k.encode(t).length);
-  lists.push([label, requests.length, ...listPart(requests, cost.read), ...byO200k.slice(-2)]);
+  lists.push([label, requests.length, ...listPart(requests, cost.read)]);
   rows.push([
     label,
     requests.length,
